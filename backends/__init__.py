@@ -1,0 +1,1 @@
+"""Backends: render loop IR, compile through the kernel cache, run on a device."""

@@ -1,0 +1,58 @@
+"""Compiler: LLVM IR text -> host object code, with llvmlite at O3 for this CPU's features."""
+from __future__ import annotations
+
+import functools
+
+import llvmlite
+import llvmlite.binding as llvm
+
+from ...ir.target import Target
+
+
+@functools.lru_cache(maxsize=None)
+def target_machine() -> "llvm.TargetMachine":
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    # jitdefault + pic: the object file can be loaded at any address by the JIT, now or from disk
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+                                        opt=3, codemodel="jitdefault", reloc="pic")
+
+
+def host_target() -> Target:
+    import os
+    features = llvm.get_host_cpu_features()
+    simd = 64 if features.get("avx512f") else 32 if features.get("avx2") or features.get("avx") else 16
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return Target("cpu", simd_bytes=simd, cores=cores,
+                  features=f"{llvm.get_host_cpu_name()} {features.flatten()}")
+
+
+class LLVMCompiler:
+    def __init__(self) -> None:
+        tm = target_machine()
+        self.identity = f"llvmlite {llvmlite.__version__} llvm {llvm.llvm_version_info} {tm.triple} " + host_target().features
+
+    def compile(self, source: str, name: str) -> bytes:
+        tm = target_machine()
+        try:
+            module = llvm.parse_assembly(source)
+            module.verify()
+        except RuntimeError as error:
+            raise RuntimeError(f"cpu: kernel {name} failed to compile: {error}\n"
+                               "(run with LT_DEBUG=2 to print its source)") from None
+        options = llvm.create_pipeline_tuning_options(speed_level=3)
+        options.loop_vectorization = True
+        options.slp_vectorization = True
+        passes = llvm.create_pass_builder(tm, options)
+        passes.getModulePassManager().run(module, passes)
+        return tm.emit_object(module)
+
+    def assembly(self, source: str) -> str:
+        """The optimized machine code of `source` (for tests and LT_DEBUG)."""
+        tm = target_machine()
+        module = llvm.parse_assembly(source)
+        options = llvm.create_pipeline_tuning_options(speed_level=3)
+        passes = llvm.create_pass_builder(tm, options)
+        passes.getModulePassManager().run(module, passes)
+        return tm.emit_assembly(module)

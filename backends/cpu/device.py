@@ -1,0 +1,86 @@
+"""Device: host memory (numpy arrays), JIT-loaded kernels, and a thread pool for parallel loops.
+
+Every kernel has the entry `void kernel(ptr args, i64 start, i64 end)`; a ctypes call releases
+the GIL, so threads running disjoint [start, end) ranges of the outer parallel loop use every core.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import llvmlite.binding as llvm
+import numpy as np
+
+from ...ir.dtypes import DType
+from ...ir.loop import Kernel
+from ..protocol import Buffer, Program
+from .compiler import host_target, target_machine
+
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+class CPUDevice:
+    name = "cpu"
+
+    def __init__(self) -> None:
+        self.target = host_target()
+        self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    # ---- memory ---------------------------------------------------------------------------
+
+    def allocate(self, shape: tuple[int, ...], dtype: DType) -> Buffer:
+        # at least one element: a masked (padded) load reads index 0 of even an empty input
+        storage = np.empty(max(1, math.prod(shape)), dtype=dtype.np)
+        return Buffer(self.name, dtype, tuple(shape), storage, storage.ctypes.data)
+
+    def from_numpy(self, array: np.ndarray) -> Buffer:
+        buffer = self.allocate(array.shape, _dtype_of(array))
+        buffer.handle[:array.size] = array.reshape(-1)
+        return buffer
+
+    def to_numpy(self, buffer: Buffer) -> np.ndarray:
+        view = buffer.handle[:math.prod(buffer.shape)].reshape(buffer.shape).view()
+        view.flags.writeable = False  # the buffer may be shared by lazy graphs: no writes behind them
+        return view
+
+    # ---- kernels --------------------------------------------------------------------------
+
+    def load(self, binary: bytes, name: str) -> Program:
+        with self._lock:
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(binary))
+            self._engine.finalize_object()
+            address = self._engine.get_function_address(name)
+        if not address:
+            raise RuntimeError(f"cpu: kernel {name} not found in its compiled object")
+        return _ENTRY(address)
+
+    def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None:
+        args = (ctypes.c_void_p * len(buffers))(*[b.address for b in buffers])
+        extent = kernel.parallel_extent
+        threads = min(self.target.cores, extent or 1)
+        if threads <= 1:
+            program(args, 0, extent or 1)
+            return
+        bounds = [extent * t // threads for t in range(threads + 1)]
+        pool = self._thread_pool()
+        futures = [pool.submit(program, args, bounds[t], bounds[t + 1]) for t in range(1, threads)]
+        program(args, bounds[0], bounds[1])
+        for future in futures:
+            future.result()
+
+    def synchronize(self) -> None:
+        pass  # launches are synchronous on the cpu
+
+    def _thread_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.target.cores - 1, thread_name_prefix="lt-cpu")
+        return self._pool
+
+
+def _dtype_of(array: np.ndarray) -> DType:
+    from ...ir.dtypes import to_dtype
+    return to_dtype(array.dtype)

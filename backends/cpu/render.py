@@ -1,0 +1,446 @@
+"""Renderer: loop IR -> LLVM IR text for the host CPU. Pure: no llvmlite, no device.
+
+Each kernel becomes two functions: `<name>_body` takes its buffers as `noalias` pointers (which
+is what lets LLVM vectorize without runtime alias checks) and `<name>`, the entry point with
+one uniform signature `void (ptr args, i64 start, i64 end)`, which reads the buffer pointers from
+the `args` array and calls the body (inlined). Loop variables and accumulators live in allocas
+that LLVM's mem2reg turns into registers; a loop's kind becomes `llvm.loop` metadata
+(vectorize width, interleave count) on its back edge, so the schedule says what LLVM does.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Callable
+
+from ...ir import loop
+from ...ir.dtypes import DType
+from ...ir.loop import Alu, Const, Expr, For, LoopKind, Var
+from ...ir.ops import Op
+from . import mathlib
+
+LLVM_TYPE = {"bool": "i1", "int32": "i32", "int64": "i64", "float32": "float", "float64": "double"}
+MEMORY_TYPE = {**LLVM_TYPE, "bool": "i8"}  # numpy stores bool in a byte
+
+_MATH_OPS = {Op.EXP: "exp", Op.LOG: "log", Op.SIN: "sin", Op.COS: "cos", Op.TANH: "tanh"}
+_INTRINSIC_SUFFIX = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64", "i1": "i1"}
+
+
+def render(kernel: loop.Kernel) -> str:
+    """LLVM IR module text for `kernel`."""
+    return _Renderer(kernel).module()
+
+
+def literal(value, dtype: DType) -> str:
+    """An exact LLVM constant. Floats are written as the hex of their double value (LLVM's rule,
+    also for float), so nothing is lost in decimal printing."""
+    if dtype.is_bool:
+        return "true" if value else "false"
+    if dtype.is_int:
+        return str(int(value))
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+
+
+class _Renderer:
+    def __init__(self, kernel: loop.Kernel):
+        self.kernel = kernel
+        self.lines: list[str] = []
+        self.counter = 0
+        self.scopes: list[dict] = [{}]
+        self.declares: set[str] = set()
+        self.math: set[tuple[str, str]] = set()
+        self.metadata: list[str] = []
+        self.helpers: set[str] = set()
+
+    # ---- module ---------------------------------------------------------------------------
+
+    def module(self) -> str:
+        k = self.kernel
+        params = ", ".join(f"ptr noalias %p{i}" for i in range(len(k.params)))
+        allocas = self._allocas()
+        self.lines = []
+        for stmt in k.body:
+            self._stmt(stmt)
+        body = "\n".join(allocas + self.lines)
+        loads = "\n".join(
+            f"  %a{i}.ptr = getelementptr ptr, ptr %args, i64 {i}\n  %a{i} = load ptr, ptr %a{i}.ptr"
+            for i in range(len(k.params)))
+        call_args = ", ".join([f"ptr %a{i}" for i in range(len(k.params))] + ["i64 %start", "i64 %end"])
+        sep = ", " if params else ""
+        parts = [
+            f"; kernel {k.name}",
+            f"define internal void @{k.name}_body({params}{sep}i64 %start, i64 %end) alwaysinline nounwind {{",
+            "entry:", body, "  ret void", "}", "",
+            f"define void @{k.name}(ptr %args, i64 %start, i64 %end) nounwind {{",
+            "entry:", loads, f"  call void @{k.name}_body({call_args})", "  ret void", "}", "",
+        ]
+        parts += sorted(self.declares)
+        parts += [_HELPERS[h] for h in sorted(self.helpers)]
+        if self.math:
+            parts.append(mathlib.render_math(self.math))
+        parts += self.metadata
+        return "\n".join(parts) + "\n"
+
+    def _allocas(self) -> list[str]:
+        out = []
+        for stmt in loop.walk(self.kernel.body):
+            if isinstance(stmt, For):
+                out.append(f"  %{stmt.var.name}.addr = alloca i64")
+            elif isinstance(stmt, loop.Declare):
+                out.append(f"  %{stmt.var.name}.addr = alloca {LLVM_TYPE[stmt.var.dtype.name]}")
+        return out
+
+    # ---- statements -----------------------------------------------------------------------
+
+    def emit(self, text: str) -> None:
+        self.lines.append("  " + text)
+
+    def label(self, name: str) -> None:
+        self.lines.append(f"{name}:")
+
+    def fresh(self, hint: str = "t") -> str:
+        self.counter += 1
+        return f"%{hint}{self.counter}"
+
+    def _stmt(self, stmt: loop.Stmt) -> None:
+        if isinstance(stmt, For):
+            self._for(stmt)
+        elif isinstance(stmt, loop.Store):
+            value = self.expr(stmt.value)
+            dtype = stmt.value.dtype
+            ptr = self._address(stmt.buf, stmt.index, dtype)
+            if dtype.is_bool:
+                byte = self.fresh()
+                self.emit(f"{byte} = zext i1 {value} to i8")
+                value = byte
+            self.emit(f"store {MEMORY_TYPE[dtype.name]} {value}, ptr {ptr}")
+        elif isinstance(stmt, loop.Declare):
+            init = self.expr(stmt.init)
+            self.emit(f"store {LLVM_TYPE[stmt.var.dtype.name]} {init}, ptr %{stmt.var.name}.addr")
+        elif isinstance(stmt, loop.Assign):
+            value = self.expr(stmt.value, reassociate=stmt.reassociate)
+            self.emit(f"store {LLVM_TYPE[stmt.var.dtype.name]} {value}, ptr %{stmt.var.name}.addr")
+        else:
+            raise TypeError(f"cannot render {stmt!r}")
+
+    def _for(self, f: For) -> None:
+        name = f.var.name
+        self.counter += 1
+        head, body, done = f"{name}.cond{self.counter}", f"{name}.body{self.counter}", f"{name}.end{self.counter}"
+        start = self.expr(f.start)
+        self.emit(f"store i64 {start}, ptr %{name}.addr")
+        self.emit(f"br label %{head}")
+        self.label(head)
+        iv = self.fresh(name + ".")
+        self.emit(f"{iv} = load i64, ptr %{name}.addr")
+        stop = self.expr(f.stop)
+        cond = self.fresh()
+        self.emit(f"{cond} = icmp slt i64 {iv}, {stop}")
+        self.emit(f"br i1 {cond}, label %{body}, label %{done}")
+        self.label(body)
+        self.scopes.append({Var(name): iv})
+        for stmt in f.body:
+            self._stmt(stmt)
+        self.scopes.pop()
+        nxt = self.fresh()
+        self.emit(f"{nxt} = add nuw nsw i64 {iv}, 1")
+        self.emit(f"store i64 {nxt}, ptr %{name}.addr")
+        self.emit(f"br label %{head}, !llvm.loop {self._loop_metadata(f)}")
+        self.label(done)
+
+    def _loop_metadata(self, f: For) -> str:
+        props = []
+        if f.kind is LoopKind.VECTORIZED:
+            props.append('!{!"llvm.loop.vectorize.enable", i1 true}')
+            props.append(f'!{{!"llvm.loop.vectorize.width", i32 {f.vector_width}}}')
+            if f.unroll > 1:
+                props.append(f'!{{!"llvm.loop.interleave.count", i32 {f.unroll}}}')
+        elif f.unroll > 1:
+            props.append(f'!{{!"llvm.loop.unroll.count", i32 {f.unroll}}}')
+        base = len(self.metadata)
+        ids = []
+        for i, prop in enumerate(props):
+            self.metadata.append(f"!{base + 1 + i} = {prop}")
+            ids.append(f"!{base + 1 + i}")
+        self.metadata.insert(base, f"!{base} = distinct !{{{', '.join([f'!{base}'] + ids)}}}")
+        return f"!{base}"
+
+    # ---- expressions ------------------------------------------------------------------------
+
+    def _address(self, buf: int, index: Expr, dtype: DType) -> str:
+        idx = self.expr(index)
+        ptr = self.fresh("p")
+        self.emit(f"{ptr} = getelementptr inbounds {MEMORY_TYPE[dtype.name]}, ptr %p{buf}, i64 {idx}")
+        return ptr
+
+    def expr(self, e: Expr, reassociate: bool = False) -> str:
+        """The SSA value (or constant) of `e`, computed once per enclosing loop body."""
+        if isinstance(e, Const):
+            return literal(e.value, e.dtype)
+        if isinstance(e, Var) and e.name.startswith("acc"):
+            value = self.fresh()  # accumulators change: always read the current value
+            self.emit(f"{value} = load {LLVM_TYPE[e.dtype.name]}, ptr %{e.name}.addr")
+            return value
+        if isinstance(e, Var) and e.name in ("start", "end"):
+            return f"%{e.name}"
+        for scope in reversed(self.scopes):
+            if e in scope:
+                return scope[e]
+        value = self._compute(e, reassociate)
+        if not _reads_accumulator(e):
+            self.scopes[-1][e] = value
+        return value
+
+    def _compute(self, e: Expr, reassociate: bool) -> str:
+        if isinstance(e, loop.Load):
+            ptr = self._address(e.buf, e.index, e.dtype)
+            value = self.fresh("v")
+            self.emit(f"{value} = load {MEMORY_TYPE[e.dtype.name]}, ptr {ptr}")
+            if e.dtype.is_bool:
+                bit = self.fresh()
+                self.emit(f"{bit} = icmp ne i8 {value}, 0")
+                return bit
+            return value
+        if isinstance(e, Alu):
+            srcs = [self.expr(s) for s in e.srcs]
+            return _ALU[e.op](self, e, srcs, "reassoc contract " if reassociate else "contract ")
+        raise TypeError(f"cannot render expression {e!r}")
+
+    def op(self, text: str) -> str:
+        """Emit `%x = <text>` and return %x."""
+        value = self.fresh()
+        self.emit(f"{value} = {text}")
+        return value
+
+    def call(self, name: str, ret: str, args: list[tuple[str, str]], declare: bool = True) -> str:
+        arg_types = ", ".join(t for t, _ in args)
+        if declare:
+            self.declares.add(f"declare {ret} @{name}({arg_types})")
+        return self.op(f"call {ret} @{name}({', '.join(f'{t} {v}' for t, v in args)})")
+
+    def intrinsic(self, base: str, t: str, args: list[str], extra: list[tuple[str, str]] = ()) -> str:
+        return self.call(f"llvm.{base}.{_INTRINSIC_SUFFIX[t]}", t, [(t, a) for a in args] + list(extra))
+
+
+def _reads_accumulator(e: Expr) -> bool:
+    if isinstance(e, Var):
+        return e.name.startswith("acc")
+    if isinstance(e, Alu):
+        return any(_reads_accumulator(s) for s in e.srcs)
+    if isinstance(e, loop.Load):
+        return _reads_accumulator(e.index)
+    return False
+
+
+# ---- per-op code table ------------------------------------------------------------------------
+# Each entry: (renderer, expression, rendered sources, float flags) -> SSA value.
+
+Render = Callable[[_Renderer, Alu, list[str], str], str]
+
+
+def _ty(e: Expr) -> str:
+    return LLVM_TYPE[e.dtype.name]
+
+
+def _src_ty(e: Alu, i: int = 0) -> str:
+    return LLVM_TYPE[e.srcs[i].dtype.name]
+
+
+def _arith(float_op: str, int_op: str, bool_op: str) -> Render:
+    def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+        t = _ty(e)
+        if e.dtype.is_float:
+            return r.op(f"{float_op} {flags}{t} {s[0]}, {s[1]}")
+        return r.op(f"{bool_op if e.dtype.is_bool else int_op} {t} {s[0]}, {s[1]}")
+    return render
+
+
+def _compare(float_pred: str, int_pred: str) -> Render:
+    def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+        t = _src_ty(e)
+        if e.srcs[0].dtype.is_float:
+            return r.op(f"fcmp {float_pred} {t} {s[0]}, {s[1]}")
+        return r.op(f"icmp {int_pred} {t} {s[0]}, {s[1]}")
+    return render
+
+
+def _extremum(float_name: str, int_name: str, bool_op: str) -> Render:
+    def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+        t = _ty(e)
+        if e.dtype.is_bool:
+            return r.op(f"{bool_op} i1 {s[0]}, {s[1]}")
+        return r.intrinsic(float_name if e.dtype.is_float else int_name, t, s)
+    return render
+
+
+def _neg(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    t = _ty(e)
+    if e.dtype.is_float:
+        return r.op(f"fneg {t} {s[0]}")
+    if e.dtype.is_bool:
+        return s[0]
+    return r.op(f"sub {t} 0, {s[0]}")
+
+
+def _not(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    return r.op(f"xor {_ty(e)} {s[0]}, {'true' if e.dtype.is_bool else -1}")
+
+
+def _abs(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    if e.dtype.is_float:
+        return r.intrinsic("fabs", _ty(e), s)
+    if e.dtype.is_bool:
+        return s[0]
+    return r.intrinsic("abs", _ty(e), s, [("i1", "false")])
+
+
+def _math(op: Op) -> Render:
+    def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+        t = _ty(e)
+        r.math.add((_MATH_OPS[op], t))
+        return r.call(mathlib.function_name(_MATH_OPS[op], t), t, [(t, s[0])], declare=False)
+    return render
+
+
+def _int_div_parts(r: _Renderer, e: Alu, s: list[str]) -> tuple[str, str, str, str, str]:
+    """(quotient, remainder, b==0, b==-1) of C division, safe for b == 0 and INT_MIN / -1."""
+    t, (a, b) = _ty(e), s
+    zero = r.op(f"icmp eq {t} {b}, 0")
+    minus_one = r.op(f"icmp eq {t} {b}, -1")
+    special = r.op(f"or i1 {zero}, {minus_one}")
+    safe = r.op(f"select i1 {special}, {t} 1, {t} {b}")
+    q = r.op(f"sdiv {t} {a}, {safe}")
+    rem = r.op(f"srem {t} {a}, {safe}")
+    # floor semantics: fix up when the remainder is non-zero and its sign differs from b's
+    nonzero = r.op(f"icmp ne {t} {rem}, 0")
+    signs = r.op(f"xor {t} {rem}, {b}")
+    differ = r.op(f"icmp slt {t} {signs}, 0")
+    fix = r.op(f"and i1 {nonzero}, {differ}")
+    return q, rem, zero, minus_one, fix
+
+
+def _floordiv(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    t = _ty(e)
+    q, _, zero, minus_one, fix = _int_div_parts(r, e, s)
+    q1 = r.op(f"sub {t} {q}, 1")
+    floored = r.op(f"select i1 {fix}, {t} {q1}, {t} {q}")
+    negated = r.op(f"sub {t} 0, {s[0]}")            # a // -1 wraps at INT_MIN, like numpy
+    by_minus_one = r.op(f"select i1 {minus_one}, {t} {negated}, {t} {floored}")
+    return r.op(f"select i1 {zero}, {t} 0, {t} {by_minus_one}")  # numpy: x // 0 == 0
+
+
+def _mod(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    t, (a, b) = _ty(e), s
+    if e.dtype.is_float:
+        # numpy: fmod, moved into the divisor's sign; an exact zero takes the divisor's sign
+        m = r.op(f"frem {t} {a}, {b}")
+        nonzero = r.op(f"fcmp une {t} {m}, 0.0")
+        m_neg = r.op(f"fcmp olt {t} {m}, 0.0")
+        b_neg = r.op(f"fcmp olt {t} {b}, 0.0")
+        differ = r.op(f"xor i1 {m_neg}, {b_neg}")
+        fix = r.op(f"and i1 {nonzero}, {differ}")
+        shifted = r.op(f"fadd {t} {m}, {b}")
+        fixed = r.op(f"select i1 {fix}, {t} {shifted}, {t} {m}")
+        signed_zero = r.intrinsic("copysign", t, ["0.0", b])
+        is_zero = r.op(f"fcmp oeq {t} {m}, 0.0")
+        return r.op(f"select i1 {is_zero}, {t} {signed_zero}, {t} {fixed}")
+    _, rem, zero, minus_one, fix = _int_div_parts(r, e, s)
+    shifted = r.op(f"add {t} {rem}, {b}")
+    fixed = r.op(f"select i1 {fix}, {t} {shifted}, {t} {rem}")
+    special = r.op(f"or i1 {zero}, {minus_one}")
+    return r.op(f"select i1 {special}, {t} 0, {t} {fixed}")
+
+
+def _pow(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    t = _ty(e)
+    if e.dtype.is_float:
+        return r.intrinsic("pow", t, s)
+    r.helpers.add(f"ipow_{t}")
+    return r.call(f"lt_ipow_{t}", t, [(t, s[0]), (t, s[1])], declare=False)
+
+
+def _where(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    t = _ty(e)
+    return r.op(f"select i1 {s[0]}, {t} {s[1]}, {t} {s[2]}")
+
+
+def _index_op(name: str) -> Render:
+    return lambda r, e, s, flags: r.op(f"{name} i64 {s[0]}, {s[1]}")
+
+
+def _cast(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    src, dst = e.srcs[0].dtype, e.dtype
+    st, dt = LLVM_TYPE[src.name], LLVM_TYPE[dst.name]
+    if src is dst:
+        return s[0]
+    if dst.is_bool:  # numpy: nonzero (and nan) is True
+        return r.op(f"fcmp une {st} {s[0]}, 0.0" if src.is_float else f"icmp ne {st} {s[0]}, 0")
+    if src.is_bool:
+        return r.op(f"uitofp i1 {s[0]} to {dt}" if dst.is_float else f"zext i1 {s[0]} to {dt}")
+    if src.is_float and dst.is_float:
+        return r.op(f"{'fpext' if dst.itemsize > src.itemsize else 'fptrunc'} {st} {s[0]} to {dt}")
+    if src.is_int and dst.is_int:
+        return r.op(f"{'sext' if dst.itemsize > src.itemsize else 'trunc'} {st} {s[0]} to {dt}")
+    if src.is_int:
+        return r.op(f"sitofp {st} {s[0]} to {dt}")
+    # float -> int: the saturating conversion is defined for nan and out-of-range values
+    name = f"llvm.fptosi.sat.{_INTRINSIC_SUFFIX[dt]}.{_INTRINSIC_SUFFIX[st]}"
+    return r.call(name, dt, [(st, s[0])])
+
+
+_ALU: dict[Op, Render] = {
+    Op.ADD: _arith("fadd", "add", "or"),
+    Op.SUB: _arith("fsub", "sub", "xor"),
+    Op.MUL: _arith("fmul", "mul", "and"),
+    Op.DIV: _arith("fdiv", "sdiv", "and"),
+    Op.AND: _arith("and", "and", "and"),
+    Op.OR: _arith("or", "or", "or"),
+    Op.XOR: _arith("xor", "xor", "xor"),
+    Op.FLOORDIV: _floordiv,
+    Op.MOD: _mod,
+    Op.POW: _pow,
+    Op.MAX: _extremum("maximum", "smax", "or"),
+    Op.MIN: _extremum("minimum", "smin", "and"),
+    Op.CMPLT: _compare("olt", "slt"),
+    Op.CMPLE: _compare("ole", "sle"),
+    Op.CMPEQ: _compare("oeq", "eq"),
+    Op.CMPNE: _compare("une", "ne"),
+    Op.NEG: _neg,
+    Op.NOT: _not,
+    Op.ABS: _abs,
+    Op.SQRT: lambda r, e, s, flags: r.intrinsic("sqrt", _ty(e), s),
+    **{op: _math(op) for op in _MATH_OPS},
+    Op.CAST: _cast,
+    Op.WHERE: _where,
+    Op.IDIV: _index_op("udiv"),
+    Op.IMOD: _index_op("urem"),
+}
+
+_IPOW = """define internal {t} @lt_ipow_{t}({t} %a, {t} %b) alwaysinline nounwind {{
+entry:
+  %neg = icmp slt {t} %b, 0
+  br i1 %neg, label %negative, label %loop
+negative:                      ; exact result truncated toward zero: only |a| == 1 survives
+  %is_one = icmp eq {t} %a, 1
+  %is_minus_one = icmp eq {t} %a, -1
+  %odd = trunc {t} %b to i1
+  %sign = select i1 %odd, {t} -1, {t} 1
+  %m1 = select i1 %is_minus_one, {t} %sign, {t} 0
+  %r = select i1 %is_one, {t} 1, {t} %m1
+  ret {t} %r
+loop:                          ; exponentiation by squaring
+  %acc = phi {t} [1, %entry], [%acc2, %loop]
+  %base = phi {t} [%a, %entry], [%base2, %loop]
+  %e = phi {t} [%b, %entry], [%e2, %loop]
+  %bit = trunc {t} %e to i1
+  %mul = mul {t} %acc, %base
+  %acc2 = select i1 %bit, {t} %mul, {t} %acc
+  %base2 = mul {t} %base, %base
+  %e2 = lshr {t} %e, 1
+  %more = icmp ne {t} %e2, 0
+  br i1 %more, label %loop, label %done
+done:
+  %res = phi {t} [%acc2, %loop]
+  ret {t} %res
+}}
+"""
+_HELPERS = {f"ipow_{t}": _IPOW.format(t=t) for t in ("i32", "i64")}

@@ -1,0 +1,60 @@
+"""The backend protocol: every device implements a Renderer, a Compiler and a Device."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from ..ir.dtypes import DType
+from ..ir.loop import Kernel
+from ..ir.target import Target
+
+
+@dataclass(eq=False)
+class Buffer:
+    """Memory on a device. `handle` is the device's own object (a numpy array on the cpu)."""
+    device: str
+    dtype: DType
+    shape: tuple[int, ...]
+    handle: Any
+    address: int = 0   # raw pointer where the device has one (cpu), for cheap launches
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.device}, {self.dtype.name}, {self.shape})"
+
+
+class Renderer(Protocol):
+    def render(self, kernel: Kernel) -> str: ...
+
+
+class Compiler(Protocol):
+    identity: str  # compiler and target versions/features: part of every cache key
+
+    def compile(self, source: str, name: str) -> bytes: ...
+
+
+Program = Callable[..., None]
+
+
+class Device(Protocol):
+    name: str
+    target: Target
+
+    def allocate(self, shape: tuple[int, ...], dtype: DType) -> Buffer: ...
+    def from_numpy(self, array: np.ndarray) -> Buffer: ...
+    def to_numpy(self, buffer: Buffer) -> np.ndarray: ...
+    def load(self, binary: bytes, name: str) -> Program: ...
+    def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None: ...
+    def synchronize(self) -> None: ...
+
+
+@dataclass
+class Stats:
+    """Counters since the process started (`lt.stats()` returns them as a dict)."""
+    kernels_launched: int = 0
+    kernels_compiled: int = 0
+    memory_cache_hits: int = 0
+    disk_cache_hits: int = 0
+    compile_seconds: float = 0.0
+    extra: dict = field(default_factory=dict)

@@ -1,0 +1,69 @@
+"""One device's path from loop IR to a launch: render, name, compile through the cache, load."""
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..ir.loop import Kernel
+from .cache import KernelCache, cache_key
+from .protocol import Buffer, Compiler, Device, Program, Stats
+
+_PLACEHOLDER = "__lt_kernel__"
+VERSION = "0.1.0"  # lazytensor's version: part of every cache key
+
+
+@dataclass
+class CompiledKernel:
+    name: str
+    source: str
+    kernel: Kernel
+    program: Program
+
+
+class Runtime:
+    def __init__(self, device: Device, render: Callable[[Kernel], str], compiler: Compiler,
+                 stats: Stats, debug: int = 0):
+        self.device = device
+        self.render = render
+        self.compiler = compiler
+        self.stats = stats
+        self.debug = debug
+        self.cache = KernelCache(stats)
+        self.loaded: dict[str, CompiledKernel] = {}
+
+    def compile(self, kernel: Kernel, prefix: str) -> CompiledKernel:
+        """The loaded program for `kernel` (named by its content, so equal kernels share it)."""
+        text = self.render(kernel.__class__(_PLACEHOLDER, kernel.params, kernel.body, kernel.parallel_extent))
+        name = f"{prefix}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        if name in self.loaded:
+            self.stats.memory_cache_hits += 1
+            return self.loaded[name]
+        source = text.replace(_PLACEHOLDER, name)
+        if self.debug >= 2:
+            print(f"---- {self.device.name} kernel {name} ----\n{source}", file=sys.stderr)
+        key = cache_key(source, self.compiler.identity, VERSION)
+
+        def compile_now() -> bytes:
+            start = time.perf_counter()
+            binary = self.compiler.compile(source, name)
+            self.stats.compile_seconds += time.perf_counter() - start
+            self.stats.kernels_compiled += 1
+            return binary
+
+        binary = self.cache.get_or_compile(key, compile_now)
+        compiled = CompiledKernel(name, source, kernel, self.device.load(binary, name))
+        self.loaded[name] = compiled
+        return compiled
+
+    def launch(self, compiled: CompiledKernel, buffers: list[Buffer]) -> None:
+        start = time.perf_counter() if self.debug else 0.0
+        self.device.launch(compiled.program, buffers, compiled.kernel)
+        self.stats.kernels_launched += 1
+        if self.debug:
+            self.device.synchronize()
+            elapsed = (time.perf_counter() - start) * 1e6
+            shape = "x".join(map(str, buffers[0].shape)) or "scalar"
+            print(f"lt: {self.device.name} {compiled.name:<40} out {shape:<16} {elapsed:10.1f} us", file=sys.stderr)

@@ -1,0 +1,98 @@
+"""Data types of lazytensor and numpy-2 type promotion.
+
+A `DType` is a singleton per type; it compares equal to the numpy dtype of the same name, so
+`x.dtype == np.float32` works the way a numpy user expects.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class DType:
+    name: str
+    itemsize: int
+    kind: str  # "b" bool, "i" signed int, "f" float (numpy's kind letters)
+
+    @property
+    def np(self) -> np.dtype:
+        return np.dtype(self.name)
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "i"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return self is other
+        try:
+            return np.dtype(other) == self.np  # type: ignore[arg-type]
+        except TypeError:
+            return False
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"lazytensor.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name  # pickles as the module-level singleton of the same name
+
+
+bool_ = DType("bool", 1, "b")
+int32 = DType("int32", 4, "i")
+int64 = DType("int64", 8, "i")
+float32 = DType("float32", 4, "f")
+float64 = DType("float64", 8, "f")
+
+DTYPES: dict[str, DType] = {d.name: d for d in (bool_, int32, int64, float32, float64)}
+default_float = float32
+default_int = int64
+
+
+def to_dtype(like: Any) -> DType:
+    """The lazytensor dtype for a DType, numpy dtype, Python type or name.
+
+    >>> to_dtype("float32") is float32
+    True
+    """
+    if isinstance(like, DType):
+        return like
+    try:
+        name = np.dtype(like).name
+    except TypeError:
+        raise TypeError(f"data type {like!r} not understood") from None
+    if name not in DTYPES:
+        supported = ", ".join(DTYPES)
+        raise TypeError(f"dtype {name} is not supported by lazytensor (supported: {supported})")
+    return DTYPES[name]
+
+
+def result_type(*operands: Any) -> DType:
+    """numpy-2 (NEP 50) promotion of dtypes and Python scalars; scalars are 'weak'.
+
+    >>> result_type(float32, 2.0) is float32, result_type(int32, 1.5) is float64
+    (True, True)
+    """
+    converted = [op.np if isinstance(op, DType) else op for op in operands]
+    return to_dtype(np.result_type(*converted))
+
+
+def scalar_fits(value: Any, dtype: DType) -> bool:
+    """Whether a Python scalar converts to `dtype` without the overflow numpy 2 rejects."""
+    if dtype.is_int and isinstance(value, int) and not isinstance(value, bool):
+        info = np.iinfo(dtype.np)
+        return info.min <= value <= info.max
+    return True

@@ -1,0 +1,100 @@
+"""The graph IR: one frozen, hash-consed node type.
+
+Building a node with the same (op, dtype, shape, src, arg) as a live node returns that node, so
+equal sub-expressions are one object (common-subexpression elimination for free) and node
+identity can key caches. Nodes do not know about devices or Python-side tensors.
+"""
+from __future__ import annotations
+
+import math
+import struct
+import weakref
+from typing import Any, Iterable
+
+from .dtypes import DType
+from .ops import Op
+
+Shape = tuple[int, ...]
+
+
+def _arg_key(arg: Any) -> Any:
+    # 0.0 == -0.0 and 1 == 1.0 == True in Python; constants must keep their exact bits and type.
+    if isinstance(arg, float):
+        return ("f", struct.pack("<d", arg))
+    if isinstance(arg, (bool, int)):
+        return (type(arg).__name__, arg)
+    return arg
+
+
+class Node:
+    __slots__ = ("op", "dtype", "shape", "src", "arg", "__weakref__")
+    _live: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
+
+    op: Op
+    dtype: DType
+    shape: Shape
+    src: tuple["Node", ...]
+    arg: Any
+
+    def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None) -> "Node":
+        key = (op, dtype, shape, src, _arg_key(arg))
+        node = cls._live.get(key)
+        if node is None:
+            node = object.__new__(cls)
+            for name, value in zip(cls.__slots__, (op, dtype, tuple(shape), tuple(src), arg)):
+                object.__setattr__(node, name, value)
+            cls._live[key] = node
+        return node
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("graph nodes are immutable")
+
+    def __reduce__(self):
+        raise TypeError("graph nodes are not picklable")
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __repr__(self) -> str:
+        arg = f", arg={self.arg!r}" if self.arg is not None and self.op is not Op.BUFFER else ""
+        return f"Node({self.op.name}, {self.dtype.name}, {self.shape}{arg}, nsrc={len(self.src)})"
+
+
+def toposort(roots: Iterable[Node]) -> list[Node]:
+    """Every node reachable from `roots`, each after its sources (iterative: graphs get deep)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(list(roots))]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        stack.extend((s, False) for s in reversed(node.src) if id(s) not in seen)
+    return order
+
+
+def consumers(order: list[Node]) -> dict[Node, int]:
+    """How many distinct nodes in `order` use each node as a source."""
+    count: dict[Node, int] = {}
+    for node in order:
+        for s in set(node.src):
+            count[s] = count.get(s, 0) + 1
+    return count
+
+
+def pretty(roots: Iterable[Node]) -> str:
+    """A readable listing of the graph, one node per line (for LT_DEBUG and test failures)."""
+    order = toposort(roots)
+    names = {node: f"%{i}" for i, node in enumerate(order)}
+    lines = []
+    for node in order:
+        srcs = ", ".join(names[s] for s in node.src)
+        arg = "" if node.arg is None or node.op is Op.BUFFER else f" {node.arg!r}"
+        lines.append(f"{names[node]} = {node.op.name}{arg}({srcs}) : {node.dtype.name}{list(node.shape)}")
+    return "\n".join(lines)

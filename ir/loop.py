@@ -1,0 +1,176 @@
+"""Loop IR: what a scheduled kernel lowers to and every backend renders.
+
+Expressions are scalar trees (`Const`, `Var`, `Load`, `Alu`); statements are `For` loops with a
+kind, `Store`s and accumulator updates. `Alu` reuses the graph's `Op` for its arithmetic, plus
+the index ops IDIV/IMOD. The helpers `add`, `mul`, `idiv`, `imod` build int64 index arithmetic
+and fold what is constant, so `i*1 + 0` is rendered as `i`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Union
+
+from .dtypes import DType, bool_, int64
+from .ops import Op
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Union[bool, int, float]
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    dtype: DType = int64
+
+
+@dataclass(frozen=True)
+class Load:
+    buf: int          # parameter slot of the kernel
+    index: "Expr"     # element index (int64)
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Alu:
+    op: Op
+    srcs: tuple["Expr", ...]
+    dtype: DType
+
+
+Expr = Union[Const, Var, Load, Alu]
+
+
+class LoopKind(Enum):
+    SERIAL = "serial"
+    PARALLEL = "parallel"      # iterations split across cores (cpu) or bound to blocks (gpu)
+    VECTORIZED = "vectorized"  # the backend vectorizes it with `vector_width` lanes
+    UNROLLED = "unrolled"
+
+
+@dataclass(frozen=True)
+class Store:
+    buf: int
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Declare:
+    var: Var
+    init: Expr
+
+
+@dataclass(frozen=True)
+class Assign:
+    var: Var
+    value: Expr
+    reassociate: bool = False  # a reduction update the backend may reorder (vectorize)
+
+
+@dataclass(frozen=True)
+class For:
+    var: Var
+    start: Expr
+    stop: Expr
+    body: tuple["Stmt", ...]
+    kind: LoopKind = LoopKind.SERIAL
+    vector_width: int = 1
+    unroll: int = 1            # unroll factor; in a reduction, also the number of accumulators
+
+
+Stmt = Union[Store, Declare, Assign, For]
+
+
+@dataclass(frozen=True)
+class Param:
+    dtype: DType
+    is_output: bool
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    params: tuple[Param, ...]
+    body: tuple[Stmt, ...]
+    # The extent of the outermost PARALLEL loop (None when there is none); the runtime calls the
+    # kernel with ranges [start, end) of it, so those loops read the parameters `start`/`end`.
+    parallel_extent: int | None = None
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+START, END = Var("start"), Var("end")
+
+
+# ---- index arithmetic that folds constants --------------------------------------------------
+
+def const(value: int) -> Const:
+    return Const(int(value), int64)
+
+
+def add(a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return const(a.value + b.value)
+    if isinstance(a, Const):
+        a, b = b, a
+    if isinstance(b, Const) and b.value == 0:
+        return a
+    # (x + c1) + c2 -> x + (c1 + c2): keeps all constant offsets in one place
+    if isinstance(b, Const) and isinstance(a, Alu) and a.op is Op.ADD and isinstance(a.srcs[1], Const):
+        return add(a.srcs[0], const(a.srcs[1].value + b.value))
+    return Alu(Op.ADD, (a, b), int64)
+
+
+def mul(a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return const(a.value * b.value)
+    if isinstance(a, Const):
+        a, b = b, a
+    if isinstance(b, Const):
+        if b.value == 0:
+            return const(0)
+        if b.value == 1:
+            return a
+    return Alu(Op.MUL, (a, b), int64)
+
+
+def idiv(a: Expr, b: int) -> Expr:
+    """a // b for a >= 0 and b > 0."""
+    if b == 1:
+        return a
+    if isinstance(a, Const):
+        return const(a.value // b)
+    return Alu(Op.IDIV, (a, const(b)), int64)
+
+
+def imod(a: Expr, b: int) -> Expr:
+    """a % b for a >= 0 and b > 0."""
+    if b == 1:
+        return const(0)
+    if isinstance(a, Const):
+        return const(a.value % b)
+    return Alu(Op.IMOD, (a, const(b)), int64)
+
+
+def logical_and(a: Expr | None, b: Expr | None) -> Expr | None:
+    """AND of two optional conditions (None means always true)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return Alu(Op.AND, (a, b), bool_)
+
+
+def less(a: Expr, b: Expr) -> Expr:
+    return Alu(Op.CMPLT, (a, b), bool_)
+
+
+def walk(stmts: tuple[Stmt, ...]):
+    """Every statement, depth first."""
+    for s in stmts:
+        yield s
+        if isinstance(s, For):
+            yield from walk(s.body)

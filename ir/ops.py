@@ -1,0 +1,86 @@
+"""The closed set of primitive operations, grouped by TVM's fusion categories.
+
+Every graph node carries one `Op`. The groups below are what fusion and the rule tables key on;
+`tests/test_rule_tables.py` checks that every op has an entry in every table that needs one.
+"""
+from __future__ import annotations
+
+from enum import Enum, auto
+
+
+class Op(Enum):
+    # sources
+    BUFFER = auto()     # realized memory; arg: the Buffer
+    CONST = auto()      # one scalar broadcast to the node's shape; arg: the Python value
+    # unary elementwise
+    NEG = auto()
+    NOT = auto()        # logical not on bool, bitwise invert on integers
+    ABS = auto()
+    SQRT = auto()
+    EXP = auto()
+    LOG = auto()
+    SIN = auto()
+    COS = auto()
+    TANH = auto()
+    CAST = auto()       # arg: the target DType (the node's dtype)
+    # binary elementwise (operands have equal shape and dtype; the front end inserts casts)
+    ADD = auto()
+    SUB = auto()
+    MUL = auto()
+    DIV = auto()        # true division, floats only
+    FLOORDIV = auto()   # integers only, rounds toward -inf like Python
+    MOD = auto()        # result takes the sign of the divisor, like Python and numpy
+    POW = auto()
+    MAX = auto()        # elementwise maximum, NaN-propagating like numpy.maximum
+    MIN = auto()
+    CMPLT = auto()
+    CMPLE = auto()
+    CMPEQ = auto()
+    CMPNE = auto()
+    AND = auto()
+    OR = auto()
+    XOR = auto()
+    # ternary
+    WHERE = auto()      # src: (condition: bool, if_true, if_false)
+    # reductions; arg: the reduced axes; the reduced axes stay in the shape with size 1
+    SUM = auto()
+    PROD = auto()
+    REDUCE_MAX = auto()
+    REDUCE_MIN = auto()
+    # movement (views: they change indexing, never data); arg as in View's method of that name
+    RESHAPE = auto()    # arg: new shape
+    PERMUTE = auto()    # arg: axis order
+    EXPAND = auto()     # arg: new shape (size-1 axes grow)
+    SHRINK = auto()     # arg: ((start, stop, step), ...) per axis; step may be negative
+    PAD = auto()        # arg: ((before, after), ...) per axis; pads with zero/False
+    FLIP = auto()       # arg: the flipped axes
+    # kernel-expression leaves: only inside a fused kernel, never in a user graph
+    LOAD = auto()       # arg: (input slot, ViewStack)
+    VALID = auto()      # bool, True where the ViewStack's mask is valid; arg: ViewStack
+    # loop-IR index arithmetic on non-negative int64 values (C division is floor division there)
+    IDIV = auto()
+    IMOD = auto()
+
+
+SOURCE = frozenset({Op.BUFFER, Op.CONST})
+UNARY = frozenset({Op.NEG, Op.NOT, Op.ABS, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.CAST})
+BINARY = frozenset({
+    Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MAX, Op.MIN,
+    Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE, Op.AND, Op.OR, Op.XOR,
+})
+COMPARISON = frozenset({Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE})
+TERNARY = frozenset({Op.WHERE})
+ELEMENTWISE = UNARY | BINARY | TERNARY
+MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.SHRINK, Op.PAD, Op.FLIP})
+REDUCTION = frozenset({Op.SUM, Op.PROD, Op.REDUCE_MAX, Op.REDUCE_MIN})
+KERNEL_LEAF = frozenset({Op.LOAD, Op.VALID})
+INDEX = frozenset({Op.IDIV, Op.IMOD})
+
+# TVM's fusion categories. Injective ops fuse freely; a reduction absorbs its injective inputs.
+# complex-out-fusable (matmul, conv) and opaque ops (sort, device copies) join with later issues.
+INJECTIVE = ELEMENTWISE | MOVEMENT
+COMPLEX_OUT_FUSABLE: frozenset[Op] = frozenset()
+OPAQUE: frozenset[Op] = frozenset()
+
+# Transcendental ops: costly enough that the scheduler counts them when estimating work.
+TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW})

@@ -1,0 +1,170 @@
+"""Graph passes: constant folding and algebraic simplification, applied as rewrite rules.
+
+Common-subexpression elimination needs no pass: nodes are hash-consed, so rebuilding a node
+with equal parts returns the existing one. Dead code needs none either: `optimize` rebuilds only
+what the outputs reach, so a branch a rule cut off (`where(True, a, b) -> a`) disappears.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from .dtypes import DType
+from .graph import Node, toposort
+from .ops import ELEMENTWISE, MOVEMENT, REDUCTION, Op
+from .rules import NUMPY_REFERENCE
+
+
+def const(value, dtype: DType, shape: tuple[int, ...]) -> Node:
+    """A CONST node; the value is stored exactly as `dtype` holds it (float32 rounding, wrap)."""
+    scalar = np.array(value).astype(dtype.np).item()
+    return Node(Op.CONST, dtype, tuple(shape), (), scalar)
+
+
+def _is_const(node: Node, value) -> bool:
+    return node.op is Op.CONST and node.arg == value
+
+
+def _is_neg_zero(node: Node) -> bool:
+    return node.op is Op.CONST and node.arg == 0 and np.signbit(node.arg)
+
+
+# ---- constant folding ------------------------------------------------------------------------
+
+def fold_constants(node: Node) -> Optional[Node]:
+    """exp(CONST 0) -> CONST 1; EXPAND(CONST c) -> CONST c of the new shape; max of CONST c -> c."""
+    if not node.src or not all(s.op is Op.CONST for s in node.src):
+        return None
+    if node.op in ELEMENTWISE:
+        values = [np.array(s.arg, dtype=s.dtype.np) for s in node.src]
+        with np.errstate(all="ignore"):
+            result = NUMPY_REFERENCE[node.op](values, node.arg, node.dtype)
+        return const(np.asarray(result).item(), node.dtype, node.shape)
+    if node.op in MOVEMENT and node.op is not Op.PAD:
+        return const(node.src[0].arg, node.dtype, node.shape)
+    if node.op in (Op.REDUCE_MAX, Op.REDUCE_MIN) and node.src[0].size > 0:
+        return const(node.src[0].arg, node.dtype, node.shape)
+    if node.op is Op.SUM and not node.dtype.is_float:  # exact for integers; floats would round
+        count = node.src[0].size // max(node.size, 1)
+        return const(int(node.src[0].arg) * count, node.dtype, node.shape)
+    return None
+
+
+# ---- algebraic simplification -----------------------------------------------------------------
+
+def _identity_arithmetic(node: Node) -> Optional[Node]:
+    """x*1 -> x, 1*x -> x, x/1 -> x, x-0 -> x, x+(-0.0) -> x, integer x+0 -> x and x*0 -> 0.
+
+    Float x+0.0 stays: (-0.0)+0.0 is +0.0. Float x*0 stays: nan*0 is nan.
+    """
+    op, src = node.op, node.src
+    if op is Op.MUL:
+        for a, b in (src, src[::-1]):
+            if _is_const(b, 1):
+                return a
+            if _is_const(b, 0) and node.dtype.is_int:
+                return b
+    if op is Op.DIV and _is_const(src[1], 1):
+        return src[0]
+    if op is Op.SUB and _is_const(src[1], 0):
+        return src[0]
+    if op is Op.ADD:
+        for a, b in (src, src[::-1]):
+            if _is_const(b, 0) and (node.dtype.is_int or _is_neg_zero(b)):
+                return a
+    if op is Op.POW and src[1].op is Op.CONST:
+        if src[1].arg == 1:
+            return src[0]
+        if src[1].arg == 2:  # exact, and a multiply instead of a call to pow
+            return Node(Op.MUL, node.dtype, node.shape, (src[0], src[0]))
+    return None
+
+
+def _involutions(node: Node) -> Optional[Node]:
+    """-(-x) -> x; cast(cast(x: f32 -> f64) -> f32) -> x; cast to own dtype -> x."""
+    if node.op is Op.NEG and node.src[0].op is Op.NEG:
+        return node.src[0].src[0]
+    if node.op is Op.CAST:
+        inner = node.src[0]
+        if inner.dtype is node.dtype:
+            return inner
+        if inner.op is Op.CAST and inner.src[0].dtype is node.dtype and _widens(node.dtype, inner.dtype):
+            return inner.src[0]
+    return None
+
+
+def _widens(narrow: DType, wide: DType) -> bool:
+    return np.can_cast(narrow.np, wide.np, casting="safe")
+
+
+def _select(node: Node) -> Optional[Node]:
+    """where(True, a, b) -> a; where(False, a, b) -> b; where(c, a, a) -> a."""
+    if node.op is not Op.WHERE:
+        return None
+    cond, a, b = node.src
+    if a is b:
+        return a
+    if cond.op is Op.CONST:
+        return a if cond.arg else b
+    return None
+
+
+def _movement(node: Node) -> Optional[Node]:
+    """reshape/expand to the same shape -> x; identity permute, flip of no axis, zero pad -> x;
+    reshape(reshape(x)) -> reshape(x); permute(permute(x)) -> one permute."""
+    op = node.op
+    if op not in MOVEMENT:
+        return None
+    x = node.src[0]
+    if op in (Op.RESHAPE, Op.EXPAND, Op.SHRINK, Op.PAD) and node.shape == x.shape:
+        if op is not Op.SHRINK or all(step == 1 for _, _, step in node.arg):
+            return x
+    if op is Op.PERMUTE and tuple(node.arg) == tuple(range(len(node.arg))):
+        return x
+    if op is Op.FLIP and not node.arg:
+        return x
+    if op is Op.RESHAPE and x.op is Op.RESHAPE:
+        return Node(Op.RESHAPE, node.dtype, node.shape, x.src, node.shape)
+    if op is Op.PERMUTE and x.op is Op.PERMUTE:
+        order = tuple(x.arg[a] for a in node.arg)
+        return Node(Op.PERMUTE, node.dtype, node.shape, x.src, order)
+    return None
+
+
+def _trivial_reduce(node: Node) -> Optional[Node]:
+    """sum(x, axes where x has size 1) -> x: the reduced shape equals the input's."""
+    if node.op in REDUCTION and node.shape == node.src[0].shape:
+        return node.src[0]
+    return None
+
+
+RULES: tuple[Callable[[Node], Optional[Node]], ...] = (
+    fold_constants, _identity_arithmetic, _involutions, _select, _movement, _trivial_reduce,
+)
+
+
+def simplify(node: Node) -> Node:
+    """Apply RULES to one node until none fires (its sources are already simplified)."""
+    while True:
+        for rule in RULES:
+            new = rule(node)
+            if new is not None and new is not node:
+                assert new.shape == node.shape and new.dtype is node.dtype, (rule.__name__, node, new)
+                node = new
+                break
+        else:
+            return node
+
+
+def optimize(roots: list[Node]) -> list[Node]:
+    """The graph-level pipeline: every reachable node rebuilt from simplified sources."""
+    memo: dict[Node, Node] = {}
+    for node in toposort(roots):
+        src = tuple(memo[s] for s in node.src)
+        if src != node.src:
+            node_new = Node(node.op, node.dtype, node.shape, src, node.arg)
+        else:
+            node_new = node
+        memo[node] = simplify(node_new)
+    return [memo[r] for r in roots]

@@ -1,0 +1,123 @@
+"""Per-op knowledge as tables keyed by `Op`: shape rule, dtype rule, numpy reference.
+
+The numpy reference is the living definition of what each op means; `ir/interpret.py` runs a
+whole graph with it, and every backend is tested against it. Backends keep their own code tables
+(`backends/cpu/render.py` ...); gradient rules live with autograd.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .dtypes import DType, bool_
+from .ops import BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCTION, Op
+
+Shape = tuple[int, ...]
+
+
+# ---- dtype rules: (op, source dtypes, arg) -> dtype ------------------------------------------
+
+def _same_as_first(srcs: tuple[DType, ...], arg: Any) -> DType:
+    return srcs[0]
+
+
+DTYPE_RULES: dict[Op, Callable[[tuple[DType, ...], Any], DType]] = {
+    **{op: _same_as_first for op in ELEMENTWISE | MOVEMENT | REDUCTION},
+    **{op: (lambda srcs, arg: bool_) for op in COMPARISON},
+    Op.CAST: lambda srcs, arg: arg,
+    Op.WHERE: lambda srcs, arg: srcs[1],
+}
+
+
+# ---- shape rules: (op, source shapes, arg) -> shape ------------------------------------------
+
+def _elementwise_shape(shapes: tuple[Shape, ...], arg: Any) -> Shape:
+    assert all(s == shapes[0] for s in shapes), f"elementwise operands differ in shape: {shapes}"
+    return shapes[0]
+
+
+def _reduce_shape(shapes: tuple[Shape, ...], axes: tuple[int, ...]) -> Shape:
+    return tuple(1 if a in axes else n for a, n in enumerate(shapes[0]))
+
+
+def _shrink_shape(shapes: tuple[Shape, ...], slices) -> Shape:
+    return tuple(len(range(start, stop, step)) for start, stop, step in slices)
+
+
+SHAPE_RULES: dict[Op, Callable[[tuple[Shape, ...], Any], Shape]] = {
+    **{op: _elementwise_shape for op in ELEMENTWISE},
+    **{op: _reduce_shape for op in REDUCTION},
+    Op.RESHAPE: lambda shapes, arg: tuple(arg),
+    Op.PERMUTE: lambda shapes, order: tuple(shapes[0][a] for a in order),
+    Op.EXPAND: lambda shapes, arg: tuple(arg),
+    Op.SHRINK: _shrink_shape,
+    Op.PAD: lambda shapes, pads: tuple(n + b + a for n, (b, a) in zip(shapes[0], pads)),
+    Op.FLIP: lambda shapes, axes: shapes[0],
+}
+
+
+# ---- numpy reference: (source arrays, arg, output dtype) -> array -----------------------------
+
+def _not(x: np.ndarray) -> np.ndarray:
+    return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
+
+
+def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind != "i":
+        return np.power(a, b)
+    # numpy refuses negative integer exponents; we define them as the exact result truncated
+    # toward zero (1 for base 1, +-1 for base -1, else 0), which is what the kernels compute.
+    with_nonnegative = np.power(a, np.maximum(b, 0))
+    with_negative = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+    return np.where(b < 0, with_negative, with_nonnegative).astype(a.dtype)
+
+
+def _shrink(x: np.ndarray, slices) -> np.ndarray:
+    # Python's slice(5, -1, -1) would mean "to the last element"; our stop -1 means "past index 0".
+    return x[tuple(slice(start, stop if stop >= 0 else None, step) for start, stop, step in slices)]
+
+
+def _reduce(fn: Callable) -> Callable:
+    def run(srcs, axes, dtype):
+        return fn(srcs[0], axis=tuple(axes), keepdims=True).astype(dtype.np, copy=False)
+    return run
+
+
+_UNARY_NUMPY = {
+    Op.NEG: np.negative, Op.NOT: _not, Op.ABS: np.abs, Op.SQRT: np.sqrt, Op.EXP: np.exp,
+    Op.LOG: np.log, Op.SIN: np.sin, Op.COS: np.cos, Op.TANH: np.tanh,
+}
+_BINARY_NUMPY = {
+    Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.true_divide,
+    Op.FLOORDIV: np.floor_divide, Op.MOD: np.mod, Op.POW: _pow, Op.MAX: np.maximum,
+    Op.MIN: np.minimum, Op.CMPLT: np.less, Op.CMPLE: np.less_equal, Op.CMPEQ: np.equal,
+    Op.CMPNE: np.not_equal, Op.AND: np.bitwise_and, Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor,
+}
+
+NUMPY_REFERENCE: dict[Op, Callable[[list[np.ndarray], Any, DType], np.ndarray]] = {
+    **{op: (lambda fn: lambda srcs, arg, dt: fn(srcs[0]))(fn) for op, fn in _UNARY_NUMPY.items()},
+    **{op: (lambda fn: lambda srcs, arg, dt: fn(srcs[0], srcs[1]))(fn) for op, fn in _BINARY_NUMPY.items()},
+    Op.CAST: lambda srcs, dtype, dt: srcs[0].astype(dtype.np),
+    Op.WHERE: lambda srcs, arg, dt: np.where(srcs[0], srcs[1], srcs[2]),
+    Op.SUM: _reduce(np.sum),
+    Op.PROD: _reduce(np.prod),
+    Op.REDUCE_MAX: _reduce(np.max),
+    Op.REDUCE_MIN: _reduce(np.min),
+    Op.RESHAPE: lambda srcs, shape, dt: srcs[0].reshape(shape),
+    Op.PERMUTE: lambda srcs, order, dt: srcs[0].transpose(order),
+    Op.EXPAND: lambda srcs, shape, dt: np.broadcast_to(srcs[0], shape),
+    Op.SHRINK: lambda srcs, slices, dt: _shrink(srcs[0], slices),
+    Op.PAD: lambda srcs, pads, dt: np.pad(srcs[0], pads),
+    Op.FLIP: lambda srcs, axes, dt: np.flip(srcs[0], axes),
+}
+
+assert BINARY <= NUMPY_REFERENCE.keys()
+
+
+def make(op: Op, *src, arg: Any = None):
+    """A graph node for `op` on `src`, its dtype and shape taken from the rule tables."""
+    from .graph import Node
+    dtype = DTYPE_RULES[op](tuple(s.dtype for s in src), arg)
+    shape = SHAPE_RULES[op](tuple(s.shape for s in src), arg)
+    return Node(op, dtype, shape, tuple(src), arg)

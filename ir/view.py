@@ -1,0 +1,219 @@
+"""Views: how a tensor's index maps to memory, so movement ops never copy.
+
+A `View` is (shape, strides, offset, mask): element `i` of the view lives at
+`offset + sum(i[d] * strides[d])` in its buffer, and is valid only where
+`mask[d][0] <= i[d] < mask[d][1]` for every axis (outside, it reads as zero: that is how PAD works).
+Permute, expand (stride 0), shrink with steps, flip (negative stride) and pad are always a single
+view. A reshape merges into the strides when it can (numpy's no-copy reshape rule); when it
+cannot, a `ViewStack` pushes a new contiguous view on top that indexes the one below through its
+row-major linear index.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from . import loop
+from .loop import Expr
+
+Shape = tuple[int, ...]
+Mask = Optional[tuple[tuple[int, int], ...]]
+
+
+def contiguous_strides(shape: Shape) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for size in reversed(shape):
+        strides.append(acc if size != 1 else 0)  # size-1 axes get stride 0: they never move
+        acc *= size
+    return tuple(reversed(strides))
+
+
+@dataclass(frozen=True)
+class View:
+    shape: Shape
+    strides: tuple[int, ...]
+    offset: int = 0
+    mask: Mask = None
+
+    @staticmethod
+    def contiguous(shape: Shape) -> "View":
+        return View(tuple(shape), contiguous_strides(tuple(shape)))
+
+    @property
+    def is_contiguous(self) -> bool:
+        return self.offset == 0 and self.mask is None and self.strides == contiguous_strides(self.shape)
+
+    def _with(self, shape, strides, offset, mask) -> "View":
+        shape, strides = tuple(shape), tuple(strides)
+        strides = tuple(0 if size == 1 else st for size, st in zip(shape, strides))
+        if mask is not None:
+            mask = tuple(mask)
+            if all(lo == 0 and hi == size for (lo, hi), size in zip(mask, shape)):
+                mask = None
+        return View(shape, strides, offset, mask)
+
+    def permute(self, order: tuple[int, ...]) -> "View":
+        mask = None if self.mask is None else [self.mask[a] for a in order]
+        return self._with([self.shape[a] for a in order], [self.strides[a] for a in order], self.offset, mask)
+
+    def expand(self, shape: Shape) -> "View":
+        strides = [st if old == new else 0 for old, new, st in zip(self.shape, shape, self.strides)]
+        mask = None
+        if self.mask is not None:
+            mask = [m if old == new else ((0, new) if m[1] > m[0] else (0, 0))
+                    for m, old, new in zip(self.mask, self.shape, shape)]
+        return self._with(shape, strides, self.offset, mask)
+
+    def shrink(self, slices: tuple[tuple[int, int, int], ...]) -> "View":
+        """Keep indices start, start+step, ... < stop (or > stop for negative step) per axis."""
+        shape, strides, mask, offset = [], [], [], self.offset
+        for axis, (start, stop, step) in enumerate(slices):
+            size = max(0, -(-(stop - start) // step)) if step > 0 else max(0, -(-(start - stop) // -step))
+            offset += start * self.strides[axis] if size else 0
+            shape.append(size)
+            strides.append(self.strides[axis] * step)
+            lo, hi = self.mask[axis] if self.mask is not None else (0, self.shape[axis])
+            mask.append(_remap_mask(lo, hi, start, step, size))
+        return self._with(shape, strides, offset, mask)
+
+    def pad(self, pads: tuple[tuple[int, int], ...]) -> "View":
+        shape, mask, offset = [], [], self.offset
+        for axis, (before, after) in enumerate(pads):
+            size = self.shape[axis]
+            lo, hi = self.mask[axis] if self.mask is not None else (0, size)
+            shape.append(size + before + after)
+            mask.append((lo + before, hi + before))
+            offset -= before * self.strides[axis]
+        return self._with(shape, self.strides, offset, mask)
+
+    def flip(self, axes: tuple[int, ...]) -> "View":
+        slices = tuple((n - 1, -1, -1) if a in axes else (0, n, 1) for a, n in enumerate(self.shape))
+        return self.shrink(slices)
+
+    def reshape(self, shape: Shape) -> Optional["View"]:
+        """The same data seen with `shape` as one view, or None when that needs a new view."""
+        shape = tuple(shape)
+        if shape == self.shape:
+            return self
+        if 0 in shape or 0 in self.shape:
+            return View.contiguous(shape)
+        if self.mask is not None:
+            return None
+        strides = _reshape_strides(self.shape, self.strides, shape)
+        return None if strides is None else self._with(shape, strides, self.offset, None)
+
+    def index(self, idxs: list[Expr]) -> tuple[Expr, Expr | None]:
+        """(memory index, validity or None) of element `idxs` (int64 loop-IR expressions)."""
+        offset: Expr = loop.const(self.offset)
+        for i, st in zip(idxs, self.strides):
+            offset = loop.add(offset, loop.mul(i, loop.const(st)))
+        valid = None
+        if self.mask is not None:
+            for i, (lo, hi), size in zip(idxs, self.mask, self.shape):
+                if lo > 0:
+                    valid = loop.logical_and(valid, loop.less(loop.const(lo - 1), i))
+                if hi < size:
+                    valid = loop.logical_and(valid, loop.less(i, loop.const(hi)))
+        return offset, valid
+
+
+def _remap_mask(lo: int, hi: int, start: int, step: int, size: int) -> tuple[int, int]:
+    """The valid range [lo, hi) of old indices seen through new index j -> start + j*step."""
+    if size == 0:
+        return (0, 0)
+    if step > 0:
+        first = max(0, -(-(lo - start) // step))
+        last = min(size, -(-(hi - start) // step))
+    else:
+        first = max(0, -(-(start - (hi - 1)) // -step))
+        last = min(size, (start - lo) // -step + 1)
+    return (first, max(first, last))
+
+
+def _reshape_strides(old_shape: Shape, old_strides, new_shape: Shape):
+    """numpy's no-copy reshape: strides for new_shape over the same memory, or None."""
+    old = [(n, st) for n, st in zip(old_shape, old_strides) if n != 1]
+    new_strides = [0] * len(new_shape)
+    oi = 0
+    ni = 0
+    while ni < len(new_shape):
+        if new_shape[ni] == 1:
+            ni += 1
+            continue
+        if oi >= len(old):
+            return None
+        # grow a group of new axes and a group of old axes until they cover the same size
+        nj, oj = ni + 1, oi + 1
+        new_size, old_size = new_shape[ni], old[oi][0]
+        while new_size != old_size:
+            if new_size < old_size:
+                if nj >= len(new_shape):
+                    return None
+                new_size *= new_shape[nj]
+                nj += 1
+            else:
+                if oj >= len(old):
+                    return None
+                old_size *= old[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):  # the old group must be one contiguous run
+            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
+                return None
+        stride = old[oj - 1][1]
+        for k in range(nj - 1, ni - 1, -1):
+            new_strides[k] = stride if new_shape[k] != 1 else 0
+            stride *= new_shape[k]
+        ni, oi = nj, oj
+    return new_strides if oi == len(old) else None
+
+
+@dataclass(frozen=True)
+class ViewStack:
+    """Views composed bottom-up: views[0] indexes the buffer, views[-1] has the tensor's shape."""
+    views: tuple[View, ...]
+
+    @staticmethod
+    def contiguous(shape: Shape) -> "ViewStack":
+        return ViewStack((View.contiguous(shape),))
+
+    @property
+    def shape(self) -> Shape:
+        return self.views[-1].shape
+
+    def _top(self, view: View) -> "ViewStack":
+        return ViewStack(self.views[:-1] + (view,))
+
+    def reshape(self, shape: Shape) -> "ViewStack":
+        merged = self.views[-1].reshape(shape)
+        if merged is not None:
+            return self._top(merged)
+        return ViewStack(self.views + (View.contiguous(shape),))
+
+    def permute(self, order) -> "ViewStack":
+        return self._top(self.views[-1].permute(tuple(order)))
+
+    def expand(self, shape) -> "ViewStack":
+        return self._top(self.views[-1].expand(tuple(shape)))
+
+    def shrink(self, slices) -> "ViewStack":
+        return self._top(self.views[-1].shrink(tuple(slices)))
+
+    def pad(self, pads) -> "ViewStack":
+        return self._top(self.views[-1].pad(tuple(pads)))
+
+    def flip(self, axes) -> "ViewStack":
+        return self._top(self.views[-1].flip(tuple(axes)))
+
+    def index(self, idxs: list[Expr]) -> tuple[Expr, Expr | None]:
+        """(memory index, validity or None) of element `idxs` of the top view."""
+        index, valid = self.views[-1].index(idxs)
+        for view in reversed(self.views[:-1]):
+            # the index so far is a row-major position in `view`'s shape: unflatten it
+            idxs = []
+            for size in reversed(view.shape):
+                idxs.append(loop.imod(index, size))
+                index = loop.idiv(index, size)
+            idxs.reverse()
+            index, inner_valid = view.index(idxs)
+            valid = loop.logical_and(valid, inner_valid)
+        return index, valid

@@ -1,0 +1,25 @@
+"""lazytensor: a JIT array compiler for Python with lazy tensors.
+
+>>> import lazytensor as lt
+>>> x = lt.asarray([1.0, 2.0, 3.0])
+>>> float((x * 2).sum())
+12.0
+"""
+from .creation import (arange, asarray, empty, empty_like, full, full_like, manual_seed, ones,
+                       ones_like, rand, randn, zeros, zeros_like)
+from .devices import devices, stats
+from .functions import *  # noqa: F401,F403  (lt.exp(x), lt.add(a, b), ...)
+from .functions import __all__ as _functions
+from .ir.dtypes import DType, bool_, float32, float64, int32, int64
+from .realize import realize
+from .tensor import Tensor, where
+
+bool = bool_  # numpy 2 spells it np.bool
+unsqueeze = expand_dims  # noqa: F405  (the PyTorch name)
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor", "DType", "bool", "bool_", "float32", "float64", "int32", "int64", "arange", "asarray",
+    "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
+    "zeros", "zeros_like", "devices", "stats", "realize", "unsqueeze", *_functions,
+]

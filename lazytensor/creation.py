@@ -1,0 +1,148 @@
+"""Creating tensors: from data (copied onto the device), constants (no memory until used), random."""
+from __future__ import annotations
+
+import operator
+from typing import Any, Optional
+
+import numpy as np
+
+from .devices import canonical_device, runtime
+from .ir.dtypes import DType, bool_, default_float, default_int, float32, to_dtype
+from .ir.graph import Node
+from .ir.ops import Op
+from .ir.passes import const
+from .tensor import Tensor
+
+_rng = np.random.default_rng()
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (tuple, list)) and len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    try:
+        dims = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"a shape is an int or a tuple of ints, not {shape!r}") from None
+    if any(n < 0 for n in dims):
+        raise ValueError(f"negative dimensions are not allowed (shape {dims})")
+    return dims
+
+
+def _from_numpy(array: np.ndarray, dtype: DType, device: str) -> Tensor:
+    array = np.ascontiguousarray(array, dtype=dtype.np)
+    buffer = runtime(device).device.from_numpy(array)
+    return Tensor(Node(Op.BUFFER, dtype, array.shape, (), buffer), device)
+
+
+def asarray(obj: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor holding a copy of `obj` (numpy array, nested lists, scalar or Tensor).
+
+    Python floats become float32 (the default float) and Python ints int64; numpy arrays keep
+    their dtype. >>> lt.asarray([1.5, 2]).dtype == lt.float32
+    """
+    if isinstance(obj, Tensor):
+        if device is not None and canonical_device(device) != obj.device:
+            raise ValueError(f"asarray: the tensor is on {obj.device}, not {device}; copies between devices are explicit")
+        return obj if dtype is None else obj.astype(dtype)
+    device = canonical_device(device)
+    from_python = not isinstance(obj, (np.ndarray, np.generic))
+    array = np.asarray(obj)
+    if array.dtype == object:
+        raise TypeError(f"asarray: cannot make a tensor of {type(obj).__name__} objects")
+    if dtype is not None:
+        target = to_dtype(dtype)
+    elif from_python and array.dtype.kind == "f":
+        target = default_float
+    elif from_python and array.dtype.kind in "iu":
+        target = default_int
+    else:
+        target = to_dtype(array.dtype)
+    return _from_numpy(array, target, device)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor of `shape` filled with one value (no memory is used until it is needed).
+
+    >>> lt.full((2, 2), 7).tolist()
+    [[7, 7], [7, 7]]
+    """
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = bool_ if isinstance(fill_value, (bool, np.bool_)) else \
+            default_int if isinstance(fill_value, (int, np.integer)) else default_float
+    return Tensor(const(fill_value, to_dtype(dtype), _shape(shape)), canonical_device(device))
+
+
+def zeros(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
+    """A tensor of zeros. >>> lt.zeros(3).tolist() == [0.0, 0.0, 0.0]"""
+    return full(shape, 0, dtype, device)
+
+
+def ones(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
+    """A tensor of ones. >>> lt.ones((2,)).tolist() == [1.0, 1.0]"""
+    return full(shape, 1, dtype, device)
+
+
+def empty(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
+    """A tensor with memory but unspecified values."""
+    dims, dt, device = _shape(shape), to_dtype(dtype), canonical_device(device)
+    buffer = runtime(device).device.allocate(dims, dt)
+    return Tensor(Node(Op.BUFFER, dt, dims, (), buffer), device)
+
+
+def _like(x: Tensor, dtype: Any, device: Any) -> tuple[Any, DType, Any]:
+    return x.shape, to_dtype(dtype) if dtype is not None else x.dtype, device if device is not None else x.device
+
+
+def zeros_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+    return zeros(*_like(x, dtype, device))
+
+
+def ones_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+    return ones(*_like(x, dtype, device))
+
+
+def full_like(x: Tensor, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    shape, dt, dev = _like(x, dtype, device)
+    return full(shape, fill_value, dt, dev)
+
+
+def empty_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+    return empty(*_like(x, dtype, device))
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, device: Any = None) -> Tensor:
+    """Evenly spaced values in [start, stop), numpy.arange; float results default to float32.
+
+    >>> lt.arange(1, 7, 2).tolist()
+    [1, 3, 5]
+    """
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    values = np.arange(start, stop, step) if stop is not None else np.arange(start)
+    if dtype is None:
+        dtype = default_float if values.dtype.kind == "f" else default_int
+    return _from_numpy(values, to_dtype(dtype), canonical_device(device))
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator that `rand`/`randn` use when called without `seed`."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def rand(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: Any = None) -> Tensor:
+    """Uniform random values in [0, 1); `seed` makes them reproducible.
+
+    >>> lt.rand(2, 3, seed=0).shape
+    (2, 3)
+    """
+    generator = np.random.default_rng(seed) if seed is not None else _rng
+    return _from_numpy(generator.random(_shape(shape)), to_dtype(dtype), canonical_device(device))
+
+
+def randn(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: Any = None) -> Tensor:
+    """Standard normal random values; `seed` makes them reproducible."""
+    generator = np.random.default_rng(seed) if seed is not None else _rng
+    return _from_numpy(generator.standard_normal(_shape(shape)), to_dtype(dtype), canonical_device(device))

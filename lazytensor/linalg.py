@@ -1,0 +1,45 @@
+"""matmul: a broadcast multiply and a sum over the shared axis, fused into one kernel."""
+from __future__ import annotations
+
+from typing import Any
+
+from .ir.dtypes import result_type
+from .ir.ops import Op
+from .ir.rules import make
+from .tensor import Tensor, _cast, broadcast_node, broadcast_shapes
+
+
+def matmul(a: Any, b: Any) -> Tensor:
+    """Matrix product with numpy's rules: 1-D operands are vectors, leading axes broadcast.
+
+    >>> (lt.ones((2, 3)) @ lt.ones((3, 4))).shape
+    (2, 4)
+    """
+    from .creation import asarray
+    device = a.device if isinstance(a, Tensor) else b.device
+    a = a if isinstance(a, Tensor) else asarray(a, device=device)
+    b = b if isinstance(b, Tensor) else asarray(b, device=device)
+    if a.device != b.device:
+        raise ValueError(f"matmul: operands are on different devices ({a.device} and {b.device})")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both operands need at least one axis; got shapes {a.shape} and {b.shape} "
+                         "(use * to multiply by a scalar)")
+    a2 = a.reshape(1, -1) if a.ndim == 1 else a
+    b2 = b.reshape(-1, 1) if b.ndim == 1 else b
+    m, k = a2.shape[-2:]
+    k2, n = b2.shape[-2:]
+    if k != k2:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned: "
+                         f"{k} (last axis of the first) != {k2} (axis -2 of the second)")
+    try:
+        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: the batch axes of shapes {a.shape} and {b.shape} do not broadcast") from None
+    dtype = result_type(a.dtype, b.dtype)
+    full = batch + (m, k, n)
+    left = broadcast_node(make(Op.RESHAPE, _cast(a2.node, dtype), arg=a2.shape + (1,)), full)
+    right = broadcast_node(make(Op.RESHAPE, _cast(b2.node, dtype), arg=b2.shape[:-2] + (1, k, n)), full)
+    product = make(Op.AND if dtype.is_bool else Op.MUL, left, right)
+    summed = make(Op.SUM, product, arg=(len(full) - 2,))
+    out_shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
+    return Tensor(make(Op.RESHAPE, summed, arg=out_shape), device)

@@ -1,0 +1,204 @@
+"""Movement ops and basic indexing: each records a view node, never a copy."""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from .ir.dtypes import bool_, result_type
+from .ir.graph import Node
+from .ir.ops import Op
+from .ir.passes import const
+from .ir.rules import make
+from .tensor import AxisError, Tensor, _cast, broadcast_shapes, normalize_axes
+
+
+def _shape_arg(shape: Any, what: str) -> tuple[int, ...]:
+    try:
+        dims = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{what}: a shape is an int or a tuple of ints, not {shape!r}") from None
+    return dims
+
+
+def reshape(x: Tensor, shape: Any) -> Tensor:
+    """The same values in `shape`; one axis may be -1. >>> lt.arange(6).reshape((3, 2)).shape"""
+    dims = _shape_arg(shape, "reshape")
+    unknown = [i for i, n in enumerate(dims) if n == -1]
+    if len(unknown) > 1 or any(n < -1 for n in dims):
+        raise ValueError(f"reshape: bad shape {dims}: at most one axis may be -1 and none below -1")
+    if unknown:
+        known = math.prod(n for n in dims if n != -1)
+        if known == 0 or x.size % known:
+            raise ValueError(f"cannot reshape tensor of size {x.size} into shape {dims}")
+        dims = tuple(x.size // known if n == -1 else n for n in dims)
+    if math.prod(dims) != x.size:
+        raise ValueError(f"cannot reshape tensor of size {x.size} (shape {x.shape}) into shape {dims}")
+    return x._new(make(Op.RESHAPE, x.node, arg=dims))
+
+
+def permute(x: Tensor, axes: Sequence[int]) -> Tensor:
+    """Result axis i is input axis axes[i]. >>> lt.zeros((2, 3, 4)).permute(2, 0, 1).shape"""
+    order = tuple(int(a) % x.ndim if x.ndim and -x.ndim <= a < x.ndim else a for a in axes)
+    if sorted(order) != list(range(x.ndim)):
+        raise ValueError(f"permute: axes {tuple(axes)} are not a permutation of the {x.ndim} axes of shape {x.shape}")
+    return x._new(make(Op.PERMUTE, x.node, arg=order))
+
+
+def broadcast_to(x: Tensor, shape: Any) -> Tensor:
+    """`x` repeated (without copying) to `shape`, by numpy's broadcasting rule."""
+    dims = _shape_arg(shape, "broadcast_to")
+    if len(dims) < x.ndim or broadcast_shapes(x.shape, dims) != dims:
+        raise ValueError(f"cannot broadcast a tensor of shape {x.shape} to shape {dims}")
+    from .tensor import broadcast_node
+    return x._new(broadcast_node(x.node, dims))
+
+
+def squeeze(x: Tensor, axis: Any = None) -> Tensor:
+    """Remove axes of size 1 (all of them, or those named)."""
+    if axis is None:
+        axes = tuple(a for a, n in enumerate(x.shape) if n == 1)
+    else:
+        axes = normalize_axes(axis, x.ndim)
+        for a in axes:
+            if x.shape[a] != 1:
+                raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1 (shape {x.shape})")
+    return reshape(x, tuple(n for a, n in enumerate(x.shape) if a not in axes))
+
+
+def expand_dims(x: Tensor, axis: int) -> Tensor:
+    """A new axis of size 1 at position `axis` (negative counts from the end of the result)."""
+    if not -x.ndim - 1 <= axis <= x.ndim:
+        raise AxisError(f"axis {axis} is out of bounds for a result of dimension {x.ndim + 1}")
+    axis = axis % (x.ndim + 1)
+    return reshape(x, x.shape[:axis] + (1,) + x.shape[axis:])
+
+
+def flip(x: Tensor, axis: Any = None) -> Tensor:
+    """Reverse the order of elements along `axis` (all axes when None)."""
+    return x._new(make(Op.FLIP, x.node, arg=normalize_axes(axis, x.ndim)))
+
+
+def _pad_widths(pad_width: Any, ndim: int) -> tuple[tuple[int, int], ...]:
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2) if np.ndim(pad_width) else
+                             np.asarray([[pad_width, pad_width]], dtype=np.int64), (ndim, 2))
+    if (widths < 0).any():
+        raise ValueError(f"pad: widths must be non-negative, got {pad_width!r}")
+    return tuple((int(b), int(a)) for b, a in widths)
+
+
+def pad(x: Tensor, pad_width: Any, value: Any = 0) -> Tensor:
+    """Pad with a constant, numpy.pad style: an int, (before, after), or one pair per axis.
+
+    >>> lt.asarray([1, 2]).pad((1, 2)).tolist()
+    [0, 1, 2, 0, 0]
+    """
+    try:
+        widths = _pad_widths(pad_width, x.ndim)
+    except ValueError as error:
+        raise ValueError(f"pad: cannot use pad_width {pad_width!r} for shape {x.shape}: {error}") from None
+    padded = make(Op.PAD, x.node, arg=widths)
+    if value == 0:
+        return x._new(padded)
+    inside = make(Op.PAD, const(True, bool_, x.shape), arg=widths)
+    from .tensor import where
+    return where(x._new(inside), x._new(padded), value).astype(x.dtype)
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """Basic indexing: ints (negative too), slices with steps, None, Ellipsis."""
+    items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if isinstance(item, (Tensor, np.ndarray, list)) or isinstance(item, (bool, np.bool_)):
+            raise IndexError("indexing with arrays, lists or bools (gather / masks) is not supported yet; "
+                             "use ints, slices, None and ...")
+        if not (item is None or item is Ellipsis or isinstance(item, slice) or hasattr(item, "__index__")):
+            raise IndexError(f"only integers, slices (:), ellipsis (...) and None are valid indices, not {item!r}")
+    used = sum(1 for item in items if item is not None and item is not Ellipsis)
+    if used > x.ndim:
+        raise IndexError(f"too many indices for tensor: tensor is {x.ndim}-dimensional, but {used} were indexed")
+    if sum(item is Ellipsis for item in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items = items[:at] + (slice(None),) * (x.ndim - used) + items[at + 1:]
+    else:
+        items = items + (slice(None),) * (x.ndim - used)
+    slices, final_shape, axis = [], [], 0
+    for item in items:
+        if item is None:
+            final_shape.append(1)
+            continue
+        size = x.shape[axis]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(size)
+            slices.append((start, stop, step))
+            final_shape.append(len(range(start, stop, step)))
+        else:
+            i = operator.index(item)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
+            i %= size
+            slices.append((i, i + 1, 1))
+        axis += 1
+    node = x.node
+    if any(s != (0, n, 1) for s, n in zip(slices, x.shape)):
+        node = make(Op.SHRINK, node, arg=tuple(slices))
+    if node.shape != tuple(final_shape):
+        node = make(Op.RESHAPE, node, arg=tuple(final_shape))
+    return x._new(node)
+
+
+def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors along an existing axis (dtypes promoted like numpy).
+
+    >>> lt.concatenate([lt.zeros(2), lt.ones(1)]).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    from .creation import asarray
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("need at least one tensor to concatenate")
+    first = next((t for t in tensors if isinstance(t, Tensor)), None)
+    tensors = [t if isinstance(t, Tensor) else asarray(t, device=first.device if first else None) for t in tensors]
+    ndim = tensors[0].ndim
+    if ndim == 0:
+        raise ValueError("zero-dimensional tensors cannot be concatenated")
+    (axis,) = normalize_axes(axis, ndim)
+    for t in tensors:
+        if t.ndim != ndim or any(n != m for a, (n, m) in enumerate(zip(t.shape, tensors[0].shape)) if a != axis):
+            raise ValueError("concatenate: all shapes must match except on axis "
+                             f"{axis}; got {[tuple(t.shape) for t in tensors]}")
+        if t.device != tensors[0].device:
+            raise ValueError(f"concatenate: tensors on different devices ({tensors[0].device}, {t.device})")
+    dtype = result_type(*[t.dtype for t in tensors])
+    total = sum(t.shape[axis] for t in tensors)
+    result: Node | None = None
+    offset = 0
+    for t in tensors:
+        n = t.shape[axis]
+        widths = tuple((offset, total - offset - n) if a == axis else (0, 0) for a in range(ndim))
+        offset += n
+        if n == 0 and result is not None:
+            continue
+        piece = make(Op.PAD, _cast(t.node, dtype), arg=widths)
+        if result is None:
+            result = piece
+        else:
+            inside = make(Op.PAD, const(True, bool_, t.shape), arg=widths)
+            result = make(Op.WHERE, inside, piece, result)
+    return Tensor(result, tensors[0].device)
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors of one shape along a new axis."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("need at least one tensor to stack")
+    from .creation import asarray
+    tensors = [t if isinstance(t, Tensor) else asarray(t) for t in tensors]
+    if any(t.shape != tensors[0].shape for t in tensors):
+        raise ValueError(f"stack: all tensors must have the same shape; got {[t.shape for t in tensors]}")
+    return concatenate([expand_dims(t, axis) for t in tensors], axis=axis)

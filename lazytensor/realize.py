@@ -1,0 +1,81 @@
+"""realize(): the whole pipeline from pending graph to buffers, one readable function.
+
+    optimize (fold, simplify; CSE by hash-consing)  ->  fuse into kernels
+    -> per kernel: collapse axes -> schedule (heuristics) -> lower to loop IR
+    -> render + compile (cached) -> launch
+"""
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from .backends.protocol import Buffer
+from .backends.runtime import CompiledKernel, Runtime
+from .devices import runtime
+from .ir.graph import Node, pretty
+from .ir.ops import Op
+from .ir.passes import optimize
+from .scheduler.collapse import collapse_axes
+from .scheduler.fusion import KernelSpec, fuse
+from .scheduler.lower import lower
+from .scheduler.schedule import heuristic_schedule, reductions
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+
+def realize(*tensors: "Tensor") -> None:
+    """Compute several tensors together, so work they share runs once.
+
+    >>> a = lt.arange(4) * 2
+    >>> lt.realize(a, a + 1)
+    """
+    by_device: dict[str, list["Tensor"]] = {}
+    for t in tensors:
+        if t.node.op is not Op.BUFFER:
+            by_device.setdefault(t.device, []).append(t)
+    for device, pending in by_device.items():
+        rt = runtime(device)
+        roots = optimize([t.node for t in pending])
+        if rt.debug >= 3:
+            print("---- graph ----\n" + pretty(roots), file=sys.stderr)
+        buffers = run_kernels(rt, roots)
+        for t, root in zip(pending, roots):
+            buffer = buffers[root] if root in buffers else rt.device.allocate(root.shape, root.dtype)
+            t.node = Node(Op.BUFFER, root.dtype, root.shape, (), buffer)
+
+
+def run_kernels(rt: Runtime, roots: list[Node]) -> dict[Node, Buffer]:
+    """Fuse `roots` into kernels, compile and launch them; the buffer of every realized node."""
+    buffers: dict[Node, Buffer] = {}
+    for spec in fuse(roots):
+        compiled = compiled_kernel(rt, spec.expr, len(spec.inputs))
+        out = rt.device.allocate(spec.root.shape, spec.root.dtype)
+        inputs = [n.arg if n.op is Op.BUFFER else buffers[n] for n in spec.inputs]
+        rt.launch(compiled, [out] + inputs)
+        buffers[spec.root] = out
+    for root in roots:
+        if root.op is Op.BUFFER:
+            buffers[root] = root.arg
+    return buffers
+
+
+_BY_EXPR: dict[tuple[str, Node], CompiledKernel] = {}
+
+
+def compiled_kernel(rt: Runtime, expr: Node, ninputs: int) -> CompiledKernel:
+    """Schedule, lower and compile a kernel expression; reused while the same expression recurs."""
+    key = (rt.device.name, expr)
+    if key in _BY_EXPR:
+        rt.stats.memory_cache_hits += 1
+        return _BY_EXPR[key]
+    collapsed = collapse_axes(expr)
+    schedule = heuristic_schedule(collapsed, rt.device.target)
+    kernel = lower(collapsed, schedule, "kernel", ninputs)
+    prefix = ("r" if reductions(collapsed) else "e") + "_" + "_".join(map(str, expr.shape or (1,)))
+    compiled = rt.compile(kernel, prefix)
+    _BY_EXPR[key] = compiled
+    return compiled
+
+
+__all__ = ["realize", "KernelSpec"]

@@ -1,0 +1,540 @@
+"""The lazy `Tensor`: every operation records a graph node; values are computed on demand.
+
+Operands are made alike here, where the user wrote the call: numpy-2 promotion (Python scalars
+are weak), numpy broadcasting, and every check that can fail (shapes, dtypes, axes), so an error
+points at the line that caused it rather than at realize time.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Optional, Sequence, Union
+
+import numpy as np
+
+from .devices import canonical_device
+from .ir.dtypes import DType, bool_, float32, float64, int64, result_type, scalar_fits, to_dtype
+from .ir.graph import Node
+from .ir.ops import Op
+from .ir.passes import const
+from .ir.rules import make
+
+Scalar = Union[bool, int, float]
+AxisError = np.exceptions.AxisError
+
+
+class Tensor:
+    """A lazy n-dimensional array on a device.
+
+    >>> x = lt.asarray([1.0, 2.0, 3.0])
+    >>> (x * 2 + 1).numpy()
+    array([3., 5., 7.], dtype=float32)
+    """
+
+    __slots__ = ("node", "device", "__weakref__")
+    __array_ufunc__ = None      # numpy defers to our reflected operators: `array + tensor` is lazy
+    __hash__ = object.__hash__  # `==` builds a tensor, so hashing is by identity
+
+    def __init__(self, node: Node, device: str = "cpu"):
+        self.node = node
+        self.device = device
+
+    # ---- attributes ---------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.node.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.node.shape)
+
+    @property
+    def size(self) -> int:
+        return self.node.size
+
+    @property
+    def T(self) -> "Tensor":
+        return self.transpose()
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    # ---- realization and conversion ---------------------------------------------------------
+
+    def realize(self) -> "Tensor":
+        """Compute this tensor now (it stays a Tensor). Returns self.
+
+        >>> y = (lt.ones(3) * 2).realize()
+        """
+        from .realize import realize
+        realize(self)
+        return self
+
+    def numpy(self) -> np.ndarray:
+        """The values as a read-only numpy array (copy it with np.array(x) to write).
+
+        >>> lt.arange(3).numpy()
+        array([0, 1, 2])
+        """
+        from .devices import runtime
+        self.realize()
+        return runtime(self.device).device.to_numpy(self.node.arg)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        array = self.numpy()
+        if dtype is not None:
+            array = array.astype(dtype)
+        return np.array(array) if copy or dtype is None else array
+
+    def item(self) -> Scalar:
+        """The single value of a one-element tensor as a Python scalar.
+
+        >>> lt.asarray([[5]]).item()
+        5
+        """
+        if self.size != 1:
+            raise ValueError(f"item() needs a tensor with one element; this one has shape {self.shape}")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self) -> Any:
+        """Nested Python lists of the values. >>> lt.arange(2).tolist() == [0, 1]"""
+        return self.numpy().tolist()
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(f"the truth value of a tensor with shape {self.shape} is ambiguous; use .any() or .all()")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_float or self.size != 1:
+            raise TypeError("only integer tensors with one element can be used as an index")
+        return int(self.item())
+
+    def __repr__(self) -> str:
+        values = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
+        return f"Tensor({values}, dtype={self.dtype.name}, device={self.device!r})"
+
+    def astype(self, dtype: Any) -> "Tensor":
+        """A copy converted to `dtype` (numpy's casting rules for values).
+
+        >>> lt.asarray([1.7, -1.7]).astype(lt.int32).tolist()
+        [1, -1]
+        """
+        return Tensor(_cast(self.node, to_dtype(dtype)), self.device)
+
+    def _new(self, node: Node) -> "Tensor":
+        return Tensor(node, self.device)
+
+    # ---- elementwise ------------------------------------------------------------------------
+
+    def __add__(self, other): return binary(Op.ADD, self, other)
+    def __radd__(self, other): return binary(Op.ADD, other, self)
+    def __sub__(self, other): return binary(Op.SUB, self, other)
+    def __rsub__(self, other): return binary(Op.SUB, other, self)
+    def __mul__(self, other): return binary(Op.MUL, self, other)
+    def __rmul__(self, other): return binary(Op.MUL, other, self)
+    def __truediv__(self, other): return binary(Op.DIV, self, other)
+    def __rtruediv__(self, other): return binary(Op.DIV, other, self)
+    def __floordiv__(self, other): return binary(Op.FLOORDIV, self, other)
+    def __rfloordiv__(self, other): return binary(Op.FLOORDIV, other, self)
+    def __mod__(self, other): return binary(Op.MOD, self, other)
+    def __rmod__(self, other): return binary(Op.MOD, other, self)
+    def __pow__(self, other): return binary(Op.POW, self, other)
+    def __rpow__(self, other): return binary(Op.POW, other, self)
+    def __and__(self, other): return binary(Op.AND, self, other)
+    def __rand__(self, other): return binary(Op.AND, other, self)
+    def __or__(self, other): return binary(Op.OR, self, other)
+    def __ror__(self, other): return binary(Op.OR, other, self)
+    def __xor__(self, other): return binary(Op.XOR, self, other)
+    def __rxor__(self, other): return binary(Op.XOR, other, self)
+    def __lt__(self, other): return binary(Op.CMPLT, self, other)
+    def __le__(self, other): return binary(Op.CMPLE, self, other)
+    def __gt__(self, other): return binary(Op.CMPLT, other, self)
+    def __ge__(self, other): return binary(Op.CMPLE, other, self)
+    def __eq__(self, other): return binary(Op.CMPEQ, self, other)  # type: ignore[override]
+    def __ne__(self, other): return binary(Op.CMPNE, self, other)  # type: ignore[override]
+    def __matmul__(self, other): return matmul(self, other)
+    def __rmatmul__(self, other): return matmul(other, self)
+
+    def __iadd__(self, other): return self._inplace(Op.ADD, other)
+    def __isub__(self, other): return self._inplace(Op.SUB, other)
+    def __imul__(self, other): return self._inplace(Op.MUL, other)
+    def __itruediv__(self, other): return self._inplace(Op.DIV, other)
+    def __ifloordiv__(self, other): return self._inplace(Op.FLOORDIV, other)
+    def __imod__(self, other): return self._inplace(Op.MOD, other)
+    def __ipow__(self, other): return self._inplace(Op.POW, other)
+    def __iand__(self, other): return self._inplace(Op.AND, other)
+    def __ior__(self, other): return self._inplace(Op.OR, other)
+    def __ixor__(self, other): return self._inplace(Op.XOR, other)
+    def __imatmul__(self, other): return self._inplace_result(matmul(self, other), "@=")
+
+    def _inplace(self, op: Op, other) -> "Tensor":
+        return self._inplace_result(binary(op, self, other), op.name.lower())
+
+    def _inplace_result(self, result: "Tensor", what: str) -> "Tensor":
+        """`x op= y` keeps x's shape and dtype, like numpy (which refuses to cast float -> int)."""
+        if result.shape != self.shape:
+            raise ValueError(f"in-place {what}: the result has shape {result.shape}, "
+                             f"which does not fit the left operand's shape {self.shape}")
+        if not np.can_cast(result.dtype.np, self.dtype.np, casting="same_kind"):
+            raise TypeError(f"in-place {what}: cannot cast the result from {result.dtype.name} to "
+                            f"{self.dtype.name}; write x = x {what} y to get a new tensor instead")
+        self.node = _cast(result.node, self.dtype)
+        return self
+
+    def __neg__(self) -> "Tensor":
+        if self.dtype.is_bool:
+            raise TypeError("negative (-) of a bool tensor is not supported; use ~x or lt.logical_not(x)")
+        return self._new(make(Op.NEG, self.node))
+
+    def __pos__(self) -> "Tensor":
+        return self
+
+    def __invert__(self) -> "Tensor":
+        if self.dtype.is_float:
+            raise TypeError(f"invert (~) needs a bool or integer tensor, not {self.dtype.name}")
+        return self._new(make(Op.NOT, self.node))
+
+    def __abs__(self) -> "Tensor":
+        return self.abs()
+
+    def abs(self) -> "Tensor":
+        """|x| elementwise. >>> lt.asarray([-1, 2]).abs().tolist() == [1, 2]"""
+        return self._new(make(Op.ABS, self.node))
+
+    def exp(self) -> "Tensor":
+        """e**x elementwise (integers compute in float64)."""
+        return _float_unary(Op.EXP, self)
+
+    def log(self) -> "Tensor":
+        """Natural logarithm elementwise; log(0) = -inf, log(x<0) = nan."""
+        return _float_unary(Op.LOG, self)
+
+    def sqrt(self) -> "Tensor":
+        """Square root elementwise; sqrt(x<0) = nan."""
+        return _float_unary(Op.SQRT, self)
+
+    def sin(self) -> "Tensor":
+        """Sine elementwise (radians)."""
+        return _float_unary(Op.SIN, self)
+
+    def cos(self) -> "Tensor":
+        """Cosine elementwise (radians)."""
+        return _float_unary(Op.COS, self)
+
+    def tanh(self) -> "Tensor":
+        """Hyperbolic tangent elementwise."""
+        return _float_unary(Op.TANH, self)
+
+    def pow(self, exponent) -> "Tensor":
+        """x ** exponent elementwise, with broadcasting."""
+        return binary(Op.POW, self, exponent)
+
+    def neg(self) -> "Tensor":
+        return -self
+
+    def maximum(self, other) -> "Tensor":
+        """Elementwise maximum; nan wins, like numpy.maximum."""
+        return binary(Op.MAX, self, other)
+
+    def minimum(self, other) -> "Tensor":
+        """Elementwise minimum; nan wins, like numpy.minimum."""
+        return binary(Op.MIN, self, other)
+
+    # ---- reductions -------------------------------------------------------------------------
+
+    def sum(self, axis=None, keepdims: bool = False) -> "Tensor":
+        """Sum over `axis` (int, tuple or None for all). Integers and bool sum to int64; float32
+        accumulates in float64, so it is at least as accurate as numpy's pairwise sum.
+
+        >>> lt.asarray([[1, 2], [3, 4]]).sum(axis=0).tolist()
+        [4, 6]
+        """
+        x = self.node
+        if x.dtype.is_float and x.dtype.itemsize < 8:
+            return self._new(_cast(_reduce(Op.SUM, _cast(x, float64), axis, keepdims), x.dtype))
+        return self._new(_reduce(Op.SUM, _cast(x, int64) if not x.dtype.is_float else x, axis, keepdims))
+
+    def prod(self, axis=None, keepdims: bool = False) -> "Tensor":
+        """Product over `axis`; integers and bool multiply in int64."""
+        x = self.node
+        return self._new(_reduce(Op.PROD, _cast(x, int64) if not x.dtype.is_float else x, axis, keepdims))
+
+    def max(self, axis=None, keepdims: bool = False) -> "Tensor":
+        """Maximum over `axis`; nan if any value is nan. Empty input raises ValueError."""
+        return self._new(_reduce(Op.REDUCE_MAX, self.node, axis, keepdims, "maximum"))
+
+    def min(self, axis=None, keepdims: bool = False) -> "Tensor":
+        """Minimum over `axis`; nan if any value is nan. Empty input raises ValueError."""
+        return self._new(_reduce(Op.REDUCE_MIN, self.node, axis, keepdims, "minimum"))
+
+    def mean(self, axis=None, keepdims: bool = False) -> "Tensor":
+        """Arithmetic mean over `axis` (integers give float64).
+
+        >>> lt.asarray([1.0, 2.0, 6.0]).mean().item()
+        3.0
+        """
+        x = self if self.dtype.is_float else self.astype(float64)
+        axes = normalize_axes(axis, self.ndim)
+        count = math.prod(self.shape[a] for a in axes)
+        total = x.sum(axis, keepdims)
+        return total / count if count else total * math.nan
+
+    def argmax(self, axis: Optional[int] = None, keepdims: bool = False) -> "Tensor":
+        """Index of the first maximum along `axis` (of the flattened tensor when None); a nan
+        counts as the maximum, like numpy. Returns int64."""
+        return _arg_extremum(self, axis, keepdims, "max")
+
+    def argmin(self, axis: Optional[int] = None, keepdims: bool = False) -> "Tensor":
+        """Index of the first minimum along `axis`; a nan counts as the minimum, like numpy."""
+        return _arg_extremum(self, axis, keepdims, "min")
+
+    # ---- movement (views: no copies) --------------------------------------------------------
+
+    def reshape(self, *shape) -> "Tensor":
+        """The same values in a new shape; one axis may be -1.
+
+        >>> lt.arange(6).reshape(2, -1).shape
+        (2, 3)
+        """
+        from .movement import reshape
+        return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+
+    def permute(self, *axes) -> "Tensor":
+        """Axes reordered: result axis i is input axis axes[i]."""
+        from .movement import permute
+        return permute(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes)
+
+    def transpose(self, *axes) -> "Tensor":
+        """Axes reversed (no argument) or reordered like `permute`."""
+        if not axes or (len(axes) == 1 and axes[0] is None):
+            return self.permute(tuple(reversed(range(self.ndim))))
+        return self.permute(*axes)
+
+    def expand(self, *shape) -> "Tensor":
+        """Broadcast to `shape` without copying (numpy.broadcast_to)."""
+        from .movement import broadcast_to
+        return broadcast_to(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+
+    def broadcast_to(self, shape) -> "Tensor":
+        from .movement import broadcast_to
+        return broadcast_to(self, shape)
+
+    def squeeze(self, axis=None) -> "Tensor":
+        from .movement import squeeze
+        return squeeze(self, axis)
+
+    def unsqueeze(self, axis: int) -> "Tensor":
+        from .movement import expand_dims
+        return expand_dims(self, axis)
+
+    def flip(self, axis=None) -> "Tensor":
+        from .movement import flip
+        return flip(self, axis)
+
+    def pad(self, pad_width, value: Scalar = 0) -> "Tensor":
+        from .movement import pad
+        return pad(self, pad_width, value)
+
+    def flatten(self) -> "Tensor":
+        return self.reshape(-1)
+
+    def __getitem__(self, index) -> "Tensor":
+        from .movement import getitem
+        return getitem(self, index)
+
+
+# ---- helpers that build nodes ------------------------------------------------------------------
+
+def _cast(node: Node, dtype: DType) -> Node:
+    return node if node.dtype is dtype else make(Op.CAST, node, arg=dtype)
+
+
+def _float_unary(op: Op, x: Tensor) -> Tensor:
+    # numpy computes integer inputs in float64; bool (float16 in numpy) computes in float32 here
+    dtype = x.dtype if x.dtype.is_float else float32 if x.dtype.is_bool else float64
+    return x._new(make(op, _cast(x.node, dtype)))
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy's broadcasting rule: align trailing axes; sizes must match or be 1."""
+    rank = max((len(s) for s in shapes), default=0)
+    result = []
+    for axis in range(rank):
+        sizes = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError("operands could not be broadcast together with shapes "
+                             + " ".join(str(tuple(s)) for s in shapes))
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+def broadcast_node(node: Node, shape: tuple[int, ...]) -> Node:
+    if node.shape == shape:
+        return node
+    if node.op is Op.CONST:
+        return Node(Op.CONST, node.dtype, shape, (), node.arg)
+    padded = (1,) * (len(shape) - len(node.shape)) + node.shape
+    if padded != node.shape:
+        node = make(Op.RESHAPE, node, arg=padded)
+    return make(Op.EXPAND, node, arg=tuple(shape)) if padded != shape else node
+
+
+def operands(*values: Any, name: str, device: Optional[str] = None) -> tuple[list[Node], str]:
+    """Graph nodes for `values` (tensors, Python scalars, array-likes) with one dtype (numpy-2
+    promotion, scalars weak) and one broadcast shape, and the device they share."""
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    device = tensors[0].device if tensors else canonical_device(device)
+    for t in tensors[1:]:
+        if t.device != device:
+            raise ValueError(f"{name}: operands are on different devices ({device} and {t.device}); "
+                             "move one with .to(device)")
+    items: list[Any] = []
+    for v in values:
+        if isinstance(v, (Tensor, bool, int, float)):
+            items.append(v)
+        elif isinstance(v, complex):
+            raise TypeError(f"{name}: complex numbers are not supported")
+        else:
+            from .creation import asarray
+            items.append(asarray(v, device=device))
+    dtype = result_type(*[v.dtype if isinstance(v, Tensor) else v for v in items])
+    for v in items:
+        if not isinstance(v, Tensor) and not scalar_fits(v, dtype):
+            raise OverflowError(f"{name}: Python integer {v} out of bounds for {dtype.name}")
+    shape = broadcast_shapes(*[v.shape for v in items if isinstance(v, Tensor)])
+    nodes = [broadcast_node(_cast(v.node, dtype), shape) if isinstance(v, Tensor) else const(v, dtype, shape)
+             for v in items]
+    return nodes, device
+
+
+def binary(op: Op, a: Any, b: Any) -> Tensor:
+    """`a op b` with numpy's promotion and broadcasting."""
+    name = op.name.lower()
+    (x, y), device = operands(a, b, name=name)
+    dtype = x.dtype
+    if op is Op.DIV and not dtype.is_float:
+        x, y = _cast(x, float64), _cast(y, float64)
+    elif op in (Op.AND, Op.OR, Op.XOR) and dtype.is_float:
+        raise TypeError(f"{name} needs bool or integer operands, not {dtype.name}")
+    elif dtype.is_bool and op in (Op.SUB, Op.FLOORDIV, Op.MOD, Op.POW):
+        raise TypeError(f"{name} of two bool tensors is not supported; cast one with .astype(lt.int32)")
+    elif op is Op.ADD and dtype.is_bool:
+        op = Op.OR   # numpy: True + True is True
+    elif op is Op.MUL and dtype.is_bool:
+        op = Op.AND
+    elif op is Op.FLOORDIV and dtype.is_float:
+        return Tensor(_float_floordiv(x, y), device)
+    elif op is Op.POW and dtype.is_int and y.op is Op.CONST and y.arg < 0:
+        raise ValueError("integers to negative integer powers are not allowed; use a float base")
+    return Tensor(make(op, x, y), device)
+
+
+def _float_floordiv(x: Node, y: Node) -> Node:
+    """numpy's floor_divide for floats: (x - x % y) / y, rounded to the nearest integer
+    (the division is exact up to rounding); x // 0 is x / 0, like numpy."""
+    mod = make(Op.MOD, x, y)
+    quotient = make(Op.DIV, make(Op.SUB, x, mod), y)
+    half = const(0.5, x.dtype, x.shape)
+    # floor(q + 0.5) computed as q rounded: the subtraction made q integral up to rounding error
+    rounded = _round_half_up(quotient, half)
+    is_zero = make(Op.CMPEQ, y, const(0, y.dtype, y.shape))
+    return make(Op.WHERE, is_zero, make(Op.DIV, x, y), rounded)
+
+
+def _round_half_up(q: Node, half: Node) -> Node:
+    # floor(v) for |v| < 2**52 via the int64 cast (truncation) corrected for negatives; q is
+    # already integral up to a rounding error, so we add 0.5 first. Large |q| are returned as is.
+    shifted = make(Op.ADD, q, half)
+    truncated = make(Op.CAST, make(Op.CAST, shifted, arg=int64), arg=q.dtype)
+    fix = make(Op.CMPLT, shifted, truncated)
+    floored = make(Op.SUB, truncated, make(Op.CAST, fix, arg=q.dtype))
+    big = make(Op.CMPLT, const(2.0 ** 52, q.dtype, q.shape), make(Op.ABS, q))
+    keep_q = make(Op.OR, big, make(Op.CMPNE, q, q))  # huge, inf or nan: q itself
+    return make(Op.WHERE, keep_q, q, floored)
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """Axes as sorted non-negative ints; AxisError (a ValueError and IndexError) when out of range."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    result = []
+    for a in axes:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"axis must be an int or a tuple of ints, not {a!r}")
+        if not -ndim <= a < ndim:
+            raise AxisError(f"axis {a} is out of bounds for a tensor of dimension {ndim}")
+        result.append(int(a) % ndim if ndim else 0)
+    if len(set(result)) != len(result):
+        raise ValueError(f"repeated axis in {axis!r}")
+    return tuple(sorted(result))
+
+
+def _reduce(op: Op, x: Node, axis, keepdims: bool, name: str = "") -> Node:
+    axes = normalize_axes(axis, len(x.shape))
+    if name and any(x.shape[a] == 0 for a in axes) or (name and x.size == 0):
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity "
+                         f"(shape {x.shape}, axis {axis})")
+    reduced = make(op, x, arg=axes)
+    if keepdims:
+        return reduced
+    return make(Op.RESHAPE, reduced, arg=tuple(n for a, n in enumerate(x.shape) if a not in axes))
+
+
+def _arg_extremum(x: Tensor, axis: Optional[int], keepdims: bool, kind: str) -> Tensor:
+    if axis is None:
+        flat = x.reshape(-1)
+        result = _arg_extremum(flat, 0, False, kind)
+        return result.reshape((1,) * x.ndim) if keepdims else result
+    (axis,) = normalize_axes(axis, x.ndim)
+    n = x.shape[axis]
+    if n == 0:
+        raise ValueError(f"attempt to get arg{kind} of an empty sequence (shape {x.shape}, axis {axis})")
+    from .creation import arange
+    best = x.max(axis, keepdims=True) if kind == "max" else x.min(axis, keepdims=True)
+    hit = x == best
+    if x.dtype.is_float:
+        hit = hit | (x != x)   # the first nan wins, as in numpy
+    index_shape = tuple(n if a == axis else 1 for a in range(x.ndim))
+    index = arange(n, device=x.device).reshape(index_shape)
+    return where(hit, index, n).min(axis, keepdims=keepdims)
+
+
+def where(condition: Any, x: Any, y: Any) -> Tensor:
+    """x where condition is true, else y (broadcast together; x and y promoted like numpy).
+
+    >>> lt.where(lt.asarray([True, False]), 1, 2).tolist()
+    [1, 2]
+    """
+    device = next((v.device for v in (condition, x, y) if isinstance(v, Tensor)), None)
+    if not isinstance(condition, Tensor):
+        from .creation import asarray
+        condition = asarray(condition, device=device)
+    (a, b), device = operands(x, y, name="where", device=condition.device)
+    if device != condition.device:
+        raise ValueError(f"where: condition is on {condition.device} but the values on {device}")
+    shape = broadcast_shapes(condition.shape, a.shape)
+    cond = broadcast_node(_cast(condition.node, bool_), shape)
+    return Tensor(make(Op.WHERE, cond, broadcast_node(a, shape), broadcast_node(b, shape)), device)
+
+
+def matmul(a: Any, b: Any) -> Tensor:
+    from .linalg import matmul as _matmul
+    return _matmul(a, b)

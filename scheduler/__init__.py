@@ -1,0 +1,1 @@
+"""Fusion, scheduling and lowering: graph -> kernels -> loop IR (imports only ir)."""

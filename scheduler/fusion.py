@@ -1,0 +1,119 @@
+"""Fusion: cut an optimized graph into kernels, each a tensor expression over index variables.
+
+Rules (TVM's categories): elementwise chains fuse into their consumer; movement ops fold into
+the index of the loads below them (a `ViewStack`), so views never make kernels; a reduction
+absorbs its elementwise inputs. A reduction's result is also inlined into its consumer (e.g.
+`x.sum() * 2`, `mean`) when that consumer is the only one and reads it at the same index (no
+movement op, no other reduction around it); otherwise the reduction is realized into a buffer,
+so `exp(x - x.max(-1, keepdims=True))` costs one kernel for the max, then one for the rest.
+An elementwise node used twice is recomputed in each kernel that needs it: cheaper than a
+round trip through memory.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.dtypes import bool_
+from ..ir.graph import Node, consumers, toposort
+from ..ir.ops import ELEMENTWISE, MOVEMENT, REDUCTION, Op
+from ..ir.passes import const
+from ..ir.view import ViewStack
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One fused kernel before scheduling: it computes `root` (a graph node) as `expr`, a tree of
+    LOAD/VALID/CONST leaves, elementwise ops and reductions; LOAD slot k reads `inputs[k]`."""
+    root: Node
+    expr: Node
+    inputs: tuple[Node, ...]
+
+
+def fuse(outputs: list[Node]) -> list[KernelSpec]:
+    """Kernels that compute `outputs`, in an order where each runs after the kernels it reads."""
+    order = toposort(outputs)
+    position = {node: i for i, node in enumerate(order)}
+    uses = consumers(order)
+    roots = {node for node in outputs if node.op is not Op.BUFFER}
+    pending = list(roots)
+    specs: dict[Node, KernelSpec] = {}
+    while pending:
+        root = pending.pop()
+        if root in specs or root.size == 0:
+            continue  # a zero-size result needs memory but no kernel
+        builder = _KernelBuilder(root, roots, uses)
+        specs[root] = builder.build()
+        roots.update(builder.new_roots)
+        pending.extend(builder.new_roots)
+    return sorted(specs.values(), key=lambda spec: position[spec.root])
+
+
+_VIEW_METHOD = {
+    Op.RESHAPE: ViewStack.reshape, Op.PERMUTE: ViewStack.permute, Op.EXPAND: ViewStack.expand,
+    Op.SHRINK: ViewStack.shrink, Op.PAD: ViewStack.pad, Op.FLIP: ViewStack.flip,
+}
+
+
+def view_through(shape: tuple[int, ...], path: tuple[Node, ...]) -> ViewStack:
+    """The view of a contiguous tensor of `shape` after the movement ops of `path` (top first)."""
+    view = ViewStack.contiguous(shape)
+    for move in reversed(path):
+        view = _VIEW_METHOD[move.op](view, move.arg)
+    return view
+
+
+@dataclass
+class _KernelBuilder:
+    root: Node
+    roots: set[Node]
+    uses: dict[Node, int]
+    inputs: list[Node] = field(default_factory=list)
+    new_roots: list[Node] = field(default_factory=list)
+    memo: dict = field(default_factory=dict)
+
+    def build(self) -> KernelSpec:
+        expr = self.visit(self.root, (), False, False)
+        return KernelSpec(self.root, expr, tuple(self.inputs))
+
+    def load(self, node: Node, path: tuple[Node, ...]) -> Node:
+        if node not in self.inputs:
+            self.inputs.append(node)
+        view = view_through(node.shape, path)
+        return Node(Op.LOAD, node.dtype, view.shape, (), (self.inputs.index(node), view))
+
+    def visit(self, node: Node, path: tuple[Node, ...], shared: bool, in_reduce: bool) -> Node:
+        """Kernel expression for `node` seen through the movement ops `path` (top first).
+
+        shared: some node between the root and here has several consumers (so this part may be
+        evaluated by several kernels); in_reduce: we are inside a reduction's input.
+        """
+        key = (node, path, shared, in_reduce)
+        if key not in self.memo:
+            self.memo[key] = self._visit(node, path, shared, in_reduce)
+        return self.memo[key]
+
+    def _visit(self, node: Node, path, shared, in_reduce) -> Node:
+        space = path[0].shape if path else node.shape  # the index space this value is read in
+        if node.op is Op.BUFFER or (node in self.roots and node is not self.root):
+            return self.load(node, path)
+        if node.op is Op.CONST:
+            return Node(Op.CONST, node.dtype, (), (), node.arg)
+        if node.op is Op.PAD:
+            valid_view = view_through(node.src[0].shape, path + (node,))
+            gate = Node(Op.VALID, bool_, space, (), valid_view)
+            value = self.visit(node.src[0], path + (node,), shared, in_reduce)
+            zero = const(0, node.dtype, ())
+            return Node(Op.WHERE, node.dtype, space, (gate, value, zero))
+        if node.op in MOVEMENT:
+            return self.visit(node.src[0], path + (node,), shared, in_reduce)
+        if node.op in REDUCTION:
+            inline = not path and not shared and not in_reduce and self.uses.get(node, 0) == 1
+            if node is not self.root and not inline:
+                self.new_roots.append(node)
+                return self.load(node, path)
+            child = self.visit(node.src[0], (), shared, True)
+            return Node(node.op, node.dtype, node.shape, (child,), node.arg)
+        assert node.op in ELEMENTWISE, node
+        shared = shared or (node is not self.root and self.uses.get(node, 0) > 1)
+        src = tuple(self.visit(s, path, shared, in_reduce) for s in node.src)
+        return Node(node.op, node.dtype, space, src, node.arg)

@@ -1,0 +1,87 @@
+"""A schedule is data: an ordered list of primitives applied to a kernel's loop nest.
+
+Axes are named: output axes `i0, i1, ...` (after collapse), the axes of the k-th reduction
+`r{k}_{axis}`; `Split("i0", 4096)` makes `i0_o` (outer) and `i0_i` (inner). `heuristic_schedule`
+picks primitives for a target; a later autotuner searches over the same primitives, and
+`lower.py` is the only place that applies them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Union
+
+from ..ir.graph import Node, toposort
+from ..ir.ops import REDUCTION
+from ..ir.target import Target
+from . import heuristics as H
+
+
+@dataclass(frozen=True)
+class Split:
+    axis: str
+    factor: int
+
+
+@dataclass(frozen=True)
+class Reorder:
+    axes: tuple[str, ...]   # the new order of the output loops, outermost first
+
+
+@dataclass(frozen=True)
+class Parallel:
+    axis: str               # must be the outermost loop
+
+
+@dataclass(frozen=True)
+class Vectorize:
+    axis: str
+    width: int
+
+
+@dataclass(frozen=True)
+class Unroll:
+    axis: str
+    factor: int
+
+
+Primitive = Union[Split, Reorder, Parallel, Vectorize, Unroll]
+Schedule = tuple[Primitive, ...]
+
+
+def reductions(expr: Node) -> list[Node]:
+    """The reductions of a kernel expression in the order the lowering numbers them."""
+    return [n for n in toposort([expr]) if n.op in REDUCTION]
+
+
+def heuristic_schedule(expr: Node, target: Target) -> Schedule:
+    """CPU heuristics: the outer loop in parallel chunks on every core when there is enough work,
+    the innermost loop vectorized for the SIMD width (with several accumulators in reductions)."""
+    shape = expr.shape
+    reduces = reductions(expr)
+    lanes = max(1, target.simd_bytes // max(1, expr.dtype.itemsize))
+    work = math.prod(shape) * max([1] + [r.src[0].size // max(1, r.size) for r in reduces])
+    prims: list[Primitive] = []
+    if not reduces:
+        if not shape:
+            return ()
+        last = f"i{len(shape) - 1}"
+        if len(shape) == 1 and work >= H.PARALLEL_MIN_WORK:
+            # one long loop: split it so the outer part runs in parallel, the inner vectorized
+            chunks = target.cores * H.CHUNKS_PER_CORE
+            factor = -(-shape[0] // chunks)
+            factor = -(-factor // lanes) * lanes
+            prims += [Split("i0", factor), Parallel("i0_o")]
+            last = "i0_i"
+        elif len(shape) > 1 and work >= H.PARALLEL_MIN_WORK:
+            prims.append(Parallel("i0"))
+        prims += [Vectorize(last, lanes), Unroll(last, H.ELEMENTWISE_UNROLL)]
+        return tuple(prims)
+    if shape and work >= H.PARALLEL_MIN_WORK and shape[0] > 1:
+        prims.append(Parallel("i0"))
+    for k, r in enumerate(reduces):
+        if r.arg:
+            inner = f"r{k}_{max(r.arg)}"
+            r_lanes = max(1, target.simd_bytes // max(1, r.src[0].dtype.itemsize))
+            prims += [Vectorize(inner, r_lanes), Unroll(inner, H.REDUCE_ACCUMULATORS)]
+    return tuple(prims)
