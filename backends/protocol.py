@@ -20,6 +20,10 @@ class Buffer:
     handle: Any
     address: int = 0   # raw pointer where the device has one (cpu), for cheap launches
 
+    def reshaped(self, shape: tuple[int, ...]) -> "Buffer":
+        """The same memory seen with another shape of the same size (a row-major view)."""
+        return Buffer(self.device, self.dtype, tuple(shape), self.handle, self.address)
+
     def __repr__(self) -> str:
         return f"Buffer({self.device}, {self.dtype.name}, {self.shape})"
 

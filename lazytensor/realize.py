@@ -39,10 +39,18 @@ def realize(*tensors: "Tensor") -> None:
         roots = optimize([t.node for t in pending])
         if rt.debug >= 3:
             print("---- graph ----\n" + pretty(roots), file=sys.stderr)
-        buffers = run_kernels(rt, roots)
-        for t, root in zip(pending, roots):
-            buffer = buffers[root] if root in buffers else rt.device.allocate(root.shape, root.dtype)
-            t.node = Node(Op.BUFFER, root.dtype, root.shape, (), buffer)
+        # a reshape at the top is a view of the realized memory, like numpy's: no kernel for it
+        bases = [_strip_reshapes(root) for root in roots]
+        buffers = run_kernels(rt, bases)
+        for t, root, base in zip(pending, roots, bases):
+            buffer = buffers[base] if base in buffers else rt.device.allocate(base.shape, base.dtype)
+            t.node = Node(Op.BUFFER, root.dtype, root.shape, (), buffer.reshaped(root.shape))
+
+
+def _strip_reshapes(node: Node) -> Node:
+    while node.op is Op.RESHAPE:
+        node = node.src[0]
+    return node
 
 
 def run_kernels(rt: Runtime, roots: list[Node]) -> dict[Node, Buffer]:

@@ -268,21 +268,24 @@ class Tensor:
         """
         x = self.node
         if x.dtype.is_float and x.dtype.itemsize < 8:
-            return self._new(_cast(_reduce(Op.SUM, _cast(x, float64), axis, keepdims), x.dtype))
-        return self._new(_reduce(Op.SUM, _cast(x, int64) if not x.dtype.is_float else x, axis, keepdims))
+            total = _cast(_reduce(Op.SUM, _cast(x, float64), axis), x.dtype)
+        else:
+            total = _reduce(Op.SUM, _cast(x, int64) if not x.dtype.is_float else x, axis)
+        return self._new(_drop_axes(total, axis, keepdims))
 
     def prod(self, axis=None, keepdims: bool = False) -> "Tensor":
         """Product over `axis`; integers and bool multiply in int64."""
         x = self.node
-        return self._new(_reduce(Op.PROD, _cast(x, int64) if not x.dtype.is_float else x, axis, keepdims))
+        total = _reduce(Op.PROD, _cast(x, int64) if not x.dtype.is_float else x, axis)
+        return self._new(_drop_axes(total, axis, keepdims))
 
     def max(self, axis=None, keepdims: bool = False) -> "Tensor":
         """Maximum over `axis`; nan if any value is nan. Empty input raises ValueError."""
-        return self._new(_reduce(Op.REDUCE_MAX, self.node, axis, keepdims, "maximum"))
+        return self._new(_drop_axes(_reduce(Op.REDUCE_MAX, self.node, axis, "maximum"), axis, keepdims))
 
     def min(self, axis=None, keepdims: bool = False) -> "Tensor":
         """Minimum over `axis`; nan if any value is nan. Empty input raises ValueError."""
-        return self._new(_reduce(Op.REDUCE_MIN, self.node, axis, keepdims, "minimum"))
+        return self._new(_drop_axes(_reduce(Op.REDUCE_MIN, self.node, axis, "minimum"), axis, keepdims))
 
     def mean(self, axis=None, keepdims: bool = False) -> "Tensor":
         """Arithmetic mean over `axis` (integers give float64).
@@ -293,8 +296,9 @@ class Tensor:
         x = self if self.dtype.is_float else self.astype(float64)
         axes = normalize_axes(axis, self.ndim)
         count = math.prod(self.shape[a] for a in axes)
-        total = x.sum(axis, keepdims)
-        return total / count if count else total * math.nan
+        total = x.sum(axis, keepdims=True)
+        mean = total / count if count else total * math.nan
+        return self._new(_drop_axes(mean.node, axis, keepdims))
 
     def argmax(self, axis: Optional[int] = None, keepdims: bool = False) -> "Tensor":
         """Index of the first maximum along `axis` (of the flattened tensor when None); a nan
@@ -487,15 +491,22 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(result))
 
 
-def _reduce(op: Op, x: Node, axis, keepdims: bool, name: str = "") -> Node:
+def _reduce(op: Op, x: Node, axis, name: str = "") -> Node:
+    """The reduction with the reduced axes kept (size 1); `name` marks one without identity."""
     axes = normalize_axes(axis, len(x.shape))
-    if name and any(x.shape[a] == 0 for a in axes) or (name and x.size == 0):
+    if name and (x.size == 0 or any(x.shape[a] == 0 for a in axes)):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity "
                          f"(shape {x.shape}, axis {axis})")
-    reduced = make(op, x, arg=axes)
+    return make(op, x, arg=axes)
+
+
+def _drop_axes(reduced: Node, axis, keepdims: bool) -> Node:
+    """Remove the reduced axes last, after any epilogue, so the reduction and its epilogue stay one
+    kernel and the reshape is a free view at the end."""
     if keepdims:
         return reduced
-    return make(Op.RESHAPE, reduced, arg=tuple(n for a, n in enumerate(x.shape) if a not in axes))
+    axes = normalize_axes(axis, len(reduced.shape))
+    return make(Op.RESHAPE, reduced, arg=tuple(n for a, n in enumerate(reduced.shape) if a not in axes))
 
 
 def _arg_extremum(x: Tensor, axis: Optional[int], keepdims: bool, kind: str) -> Tensor:

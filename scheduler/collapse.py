@@ -68,8 +68,7 @@ def _regroup(expr: Node, groups: Groups, neutral) -> Node:
         elif node.op in REDUCTION:
             arg = tuple(g for g, group in enumerate(groups)
                         if any(a in node.arg for a in group if not neutral(a)))
-        shape = node.shape if node.op is Op.CONST else _grouped(node.shape, groups)
-        memo[node] = Node(node.op, node.dtype, shape, src, arg)
+        memo[node] = Node(node.op, node.dtype, _grouped(node.shape, groups), src, arg)
     return memo[expr]
 
 

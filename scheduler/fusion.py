@@ -97,12 +97,12 @@ class _KernelBuilder:
         if node.op is Op.BUFFER or (node in self.roots and node is not self.root):
             return self.load(node, path)
         if node.op is Op.CONST:
-            return Node(Op.CONST, node.dtype, (), (), node.arg)
+            return Node(Op.CONST, node.dtype, space, (), node.arg)
         if node.op is Op.PAD:
             valid_view = view_through(node.src[0].shape, path + (node,))
             gate = Node(Op.VALID, bool_, space, (), valid_view)
             value = self.visit(node.src[0], path + (node,), shared, in_reduce)
-            zero = const(0, node.dtype, ())
+            zero = const(0, node.dtype, space)
             return Node(Op.WHERE, node.dtype, space, (gate, value, zero))
         if node.op in MOVEMENT:
             return self.visit(node.src[0], path + (node,), shared, in_reduce)

@@ -26,7 +26,7 @@ class CPUDevice:
 
     def __init__(self) -> None:
         self.target = host_target()
-        self._engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
+        self._engines: list = []  # kept alive: each holds the code of one kernel
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
 
@@ -50,10 +50,14 @@ class CPUDevice:
     # ---- kernels --------------------------------------------------------------------------
 
     def load(self, binary: bytes, name: str) -> Program:
+        # One engine per object file: MCJIT mislinks a second object added to an engine whose
+        # earlier object resolved an external symbol (seen with fmodf), so objects never share one.
         with self._lock:
-            self._engine.add_object_file(llvm.ObjectFileRef.from_data(binary))
-            self._engine.finalize_object()
-            address = self._engine.get_function_address(name)
+            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
+            engine.add_object_file(llvm.ObjectFileRef.from_data(binary))
+            engine.finalize_object()
+            address = engine.get_function_address(name)
+            self._engines.append(engine)
         if not address:
             raise RuntimeError(f"cpu: kernel {name} not found in its compiled object")
         return _ENTRY(address)

@@ -55,7 +55,7 @@ class _Renderer:
 
     def module(self) -> str:
         k = self.kernel
-        params = ", ".join(f"ptr noalias %p{i}" for i in range(len(k.params)))
+        params = ", ".join(f"ptr noalias %buf{i}" for i in range(len(k.params)))
         allocas = self._allocas()
         self.lines = []
         for stmt in k.body:
@@ -169,7 +169,7 @@ class _Renderer:
     def _address(self, buf: int, index: Expr, dtype: DType) -> str:
         idx = self.expr(index)
         ptr = self.fresh("p")
-        self.emit(f"{ptr} = getelementptr inbounds {MEMORY_TYPE[dtype.name]}, ptr %p{buf}, i64 {idx}")
+        self.emit(f"{ptr} = getelementptr inbounds {MEMORY_TYPE[dtype.name]}, ptr %buf{buf}, i64 {idx}")
         return ptr
 
     def expr(self, e: Expr, reassociate: bool = False) -> str:
