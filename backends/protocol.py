@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Optional, Protocol
+
+import threading
 
 import numpy as np
 
@@ -19,10 +21,17 @@ class Buffer:
     shape: tuple[int, ...]
     handle: Any
     address: int = 0   # raw pointer where the device has one (cpu), for cheap launches
+    base: Optional["Buffer"] = None  # the buffer that owns the memory, for a reshaped alias
+    # set once the memory is handed to the user (a numpy view): then it is never reused
+    exported_flag: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def owner(self) -> "Buffer":
+        return self.base if self.base is not None else self
 
     def reshaped(self, shape: tuple[int, ...]) -> "Buffer":
         """The same memory seen with another shape of the same size (a row-major view)."""
-        return Buffer(self.device, self.dtype, tuple(shape), self.handle, self.address)
+        return Buffer(self.device, self.dtype, tuple(shape), self.handle, self.address, self.owner)
 
     def __repr__(self) -> str:
         return f"Buffer({self.device}, {self.dtype.name}, {self.shape})"

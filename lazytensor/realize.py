@@ -15,6 +15,7 @@ from .devices import runtime
 from .ir.graph import Node, pretty
 from .ir.ops import Op
 from .ir.passes import optimize
+from .ir.verify import verify
 from .scheduler.collapse import collapse_axes
 from .scheduler.fusion import KernelSpec, fuse
 from .scheduler.lower import lower
@@ -37,6 +38,8 @@ def realize(*tensors: "Tensor") -> None:
     for device, pending in by_device.items():
         rt = runtime(device)
         roots = optimize([t.node for t in pending])
+        if rt.debug:
+            verify(roots)
         if rt.debug >= 3:
             print("---- graph ----\n" + pretty(roots), file=sys.stderr)
         # a reshape at the top is a view of the realized memory, like numpy's: no kernel for it

@@ -332,9 +332,16 @@ class Tensor:
         return self.permute(*axes)
 
     def expand(self, *shape) -> "Tensor":
-        """Broadcast to `shape` without copying (numpy.broadcast_to)."""
+        """Broadcast to `shape` without copying; -1 keeps an axis's size (as in PyTorch).
+
+        >>> lt.zeros((1, 3)).expand(4, -1).shape
+        (4, 3)
+        """
         from .movement import broadcast_to
-        return broadcast_to(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+        dims = tuple(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+        lead = len(dims) - self.ndim
+        dims = tuple(self.shape[a - lead] if n == -1 and a >= lead else n for a, n in enumerate(dims))
+        return broadcast_to(self, dims)
 
     def broadcast_to(self, shape) -> "Tensor":
         from .movement import broadcast_to
@@ -535,7 +542,9 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     [1, 2]
     """
     device = next((v.device for v in (condition, x, y) if isinstance(v, Tensor)), None)
-    if not isinstance(condition, Tensor):
+    if isinstance(condition, (bool, np.bool_)):  # a constant: where(True, a, b) folds to a
+        condition = Tensor(const(bool(condition), bool_, ()), canonical_device(device))
+    elif not isinstance(condition, Tensor):
         from .creation import asarray
         condition = asarray(condition, device=device)
     (a, b), device = operands(x, y, name="where", device=condition.device)

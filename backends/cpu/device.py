@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import math
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import llvmlite.binding as llvm
@@ -27,15 +28,22 @@ class CPUDevice:
     def __init__(self) -> None:
         self.target = host_target()
         self._engines: list = []  # kept alive: each holds the code of one kernel
+        self._memory = _Pool()
         self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
+        self._threads: ThreadPoolExecutor | None = None
 
     # ---- memory ---------------------------------------------------------------------------
 
     def allocate(self, shape: tuple[int, ...], dtype: DType) -> Buffer:
         # at least one element: a masked (padded) load reads index 0 of even an empty input
-        storage = np.empty(max(1, math.prod(shape)), dtype=dtype.np)
-        return Buffer(self.name, dtype, tuple(shape), storage, storage.ctypes.data)
+        nbytes = max(1, math.prod(shape)) * dtype.itemsize
+        raw = self._memory.take(nbytes)
+        if raw is None:
+            raw = np.empty(nbytes, dtype=np.uint8)
+        storage = raw.view(dtype.np)
+        buffer = Buffer(self.name, dtype, tuple(shape), storage, storage.ctypes.data)
+        weakref.finalize(buffer, self._memory.give, raw, buffer.exported_flag)
+        return buffer
 
     def from_numpy(self, array: np.ndarray) -> Buffer:
         buffer = self.allocate(array.shape, _dtype_of(array))
@@ -43,6 +51,7 @@ class CPUDevice:
         return buffer
 
     def to_numpy(self, buffer: Buffer) -> np.ndarray:
+        buffer.owner.exported_flag.set()  # the user may hold this memory now: never pool it
         view = buffer.handle[:math.prod(buffer.shape)].reshape(buffer.shape).view()
         view.flags.writeable = False  # the buffer may be shared by lazy graphs: no writes behind them
         return view
@@ -80,9 +89,39 @@ class CPUDevice:
         pass  # launches are synchronous on the cpu
 
     def _thread_pool(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self.target.cores - 1, thread_name_prefix="lt-cpu")
-        return self._pool
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(max_workers=self.target.cores - 1, thread_name_prefix="lt-cpu")
+        return self._threads
+
+
+class _Pool:
+    """Freed buffers by size, reused so a large output does not page-fault its memory anew
+    every time (a fresh 64 MB array costs ~16k page faults on first touch)."""
+
+    MAX_BYTES = 1 << 30  # freed memory kept at most; beyond it, freed buffers go back to the OS
+    PER_SIZE = 4
+
+    def __init__(self) -> None:
+        self.free: dict[int, list[np.ndarray]] = {}
+        self.bytes = 0
+        self.lock = threading.Lock()
+
+    def take(self, nbytes: int) -> np.ndarray | None:
+        with self.lock:
+            arrays = self.free.get(nbytes)
+            if not arrays:
+                return None
+            self.bytes -= nbytes
+            return arrays.pop()
+
+    def give(self, raw: np.ndarray, exported: threading.Event) -> None:
+        if exported.is_set():
+            return
+        with self.lock:
+            arrays = self.free.setdefault(raw.nbytes, [])
+            if len(arrays) < self.PER_SIZE and self.bytes + raw.nbytes <= self.MAX_BYTES:
+                arrays.append(raw)
+                self.bytes += raw.nbytes
 
 
 def _dtype_of(array: np.ndarray) -> DType:

@@ -1,0 +1,141 @@
+"""Fusion: kernel counts through lt.stats(), and the graph passes (folding, CSE, simplification)."""
+import numpy as np
+import pytest
+
+import lazytensor as lt
+from lazytensor.ir.graph import Node
+from lazytensor.ir.ops import Op
+from lazytensor.ir.passes import optimize
+from tests.conftest import assert_close
+
+
+def kernels_for(*tensors) -> int:
+    """How many kernels realizing `tensors` launches."""
+    before = lt.stats()["kernels_launched"]
+    lt.realize(*tensors)
+    return lt.stats()["kernels_launched"] - before
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((33, 65)).astype(np.float32)
+    y = rng.standard_normal((33, 65)).astype(np.float32)
+    return x, y, lt.asarray(x), lt.asarray(y)
+
+
+def test_elementwise_chain_is_one_kernel(data):
+    x, y, X, Y = data
+    out = ((X * Y + 1.0) * 0.5 - X.abs().sqrt()).maximum(Y) / (Y * Y + 1.0)
+    assert kernels_for(out) == 1
+    assert_close(out, np.maximum((x * y + 1) * 0.5 - np.sqrt(np.abs(x)), y) / (y * y + 1))
+
+
+def test_sum_of_elementwise_is_one_kernel(data):
+    x, y, X, Y = data
+    out = (X * Y + 2.0).exp().sum()
+    assert kernels_for(out) == 1
+    np.testing.assert_allclose(out.numpy(), np.exp(x.astype(np.float64) * y + 2).sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, (0, 1)])
+def test_mean_and_reduce_epilogue_are_one_kernel(data, axis):
+    x, _, X, _ = data
+    out = X.mean(axis=axis)
+    assert kernels_for(out) == 1
+    np.testing.assert_allclose(out.numpy(), x.mean(axis=axis), rtol=1e-5, atol=1e-6)
+    scaled = (X * X).sum(axis=axis, keepdims=True).sqrt() * 2.0
+    assert kernels_for(scaled) == 1
+
+
+def test_softmax_takes_at_most_three_kernels(data):
+    x, _, X, _ = data
+    e = (X - X.max(axis=-1, keepdims=True)).exp()
+    out = e / e.sum(axis=-1, keepdims=True)
+    assert kernels_for(out) <= 3
+    ref = np.exp(x - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(out.numpy(), ref / ref.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_views_make_no_kernel_of_their_own(data):
+    x, y, X, Y = data
+    viewed = X.T[1:40:3, ::-2].reshape(-1)[5:].reshape(1, -1).expand(3, -1)
+    out = viewed * 2.0 + 1.0
+    assert kernels_for(out) == 1
+    reference = x.T[1:40:3, ::-2].reshape(-1)[5:].reshape(1, -1)
+    assert_close(out, np.broadcast_to(reference, (3, reference.shape[1])) * 2 + 1)
+    assert kernels_for(X.reshape(65, 33)) == 0  # a reshape of realized memory is a view of it
+    assert kernels_for(X[None, :, :]) == 0
+
+
+def test_realize_together_runs_shared_work_once(data):
+    x, _, X, _ = data
+    total = (X * X).sum()
+    a, b = total * 2.0, total + 1.0
+    # the sum is realized once and read by both consumers: 3 kernels, not 4
+    assert kernels_for(a, b) == 3
+    expected = (x.astype(np.float64) ** 2).sum()
+    np.testing.assert_allclose([a.item(), b.item()], [expected * 2, expected + 1], rtol=1e-5)
+
+
+def test_realized_tensor_is_not_recomputed(data):
+    _, _, X, _ = data
+    y = (X * 3.0).exp().realize()
+    assert kernels_for(y + 1.0) == 1
+    assert kernels_for(y) == 0
+
+
+def test_second_realize_of_same_structure_compiles_nothing(data):
+    _, _, X, Y = data
+    (X * Y - 1.5).realize()
+    compiled = lt.stats()["kernels_compiled"]
+    hits = lt.stats()["memory_cache_hits"]
+    (Y * X - 1.5).realize()  # another expression of the same structure: X, Y are both (33, 65) f32
+    (lt.asarray(np.ones((33, 65), np.float32)) * X - 1.5).realize()
+    assert lt.stats()["kernels_compiled"] == compiled
+    assert lt.stats()["memory_cache_hits"] >= hits + 2
+
+
+# ---- graph passes ----------------------------------------------------------------------------
+
+def test_equal_expressions_are_one_node(data):
+    _, _, X, Y = data
+    assert ((X * Y) + 1.0).node is ((X * Y) + 1.0).node  # hash-consing: CSE for free
+
+
+def test_constant_folding():
+    (folded,) = optimize([((lt.full((4,), 2.0) * 3.0).exp() + 1.0).node])
+    assert folded.op is Op.CONST
+    assert folded.arg == pytest.approx(float(np.exp(np.float32(6.0)) + 1), rel=1e-6)
+    (ints,) = optimize([lt.full((3, 5), 2, dtype=lt.int32).sum(axis=1).node])
+    assert ints.op is Op.CONST and ints.arg == 10 and ints.shape == (3,)
+
+
+def test_algebraic_identities(data):
+    _, _, X, _ = data
+    x = X.node
+    assert optimize([(X * 1.0).node])[0] is x
+    assert optimize([(1.0 * X / 1.0 - 0.0).node])[0] is x
+    assert optimize([(-(-X)).node])[0] is x
+    assert optimize([X.reshape(65, 33).reshape(33, 65).node])[0] is x
+    assert optimize([X.T.T.node])[0] is x
+    # not folded: float x + 0.0 turns -0.0 into +0.0, and float x * 0 keeps nan
+    assert optimize([(X + 0.0).node])[0] is not x
+    assert optimize([(X * 0.0).node])[0].op is Op.MUL
+    ints = lt.arange(5)
+    assert optimize([(ints + 0).node])[0] is ints.node
+    assert optimize([(ints * 0).node])[0].op is Op.CONST
+
+
+def test_dead_branch_is_removed(data):
+    _, _, X, _ = data
+    expensive = (X.exp().sum(axis=1, keepdims=True) + X).sin()
+    out = lt.where(True, X * 2.0, expensive)
+    (root,) = optimize([out.node])
+    assert all(n.op is not Op.SIN for n in _nodes(root))
+    assert kernels_for(out) == 1
+
+
+def _nodes(root: Node):
+    from lazytensor.ir.graph import toposort
+    return toposort([root])
