@@ -5,6 +5,7 @@ A `DType` is a singleton per type; it compares equal to the numpy dtype of the s
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +87,18 @@ def result_type(*operands: Any) -> DType:
     >>> result_type(float32, 2.0) is float32, result_type(int32, 1.5) is float64
     (True, True)
     """
-    converted = [op.np if isinstance(op, DType) else op for op in operands]
+    # Under NEP 50 a Python scalar's value never changes the result, only its type, so the
+    # answer is cached by types (numpy's result_type costs ~5 us a call).
+    return _result_type(tuple(op if isinstance(op, DType) else _WEAK.get(type(op), op) for op in operands))
+
+
+_WEAK = {bool: "weak_bool", int: "weak_int", float: "weak_float"}
+_WEAK_VALUE = {"weak_bool": False, "weak_int": 0, "weak_float": 0.0}
+
+
+@functools.lru_cache(maxsize=1024)
+def _result_type(operands: tuple) -> DType:
+    converted = [op.np if isinstance(op, DType) else _WEAK_VALUE.get(op, op) for op in operands]
     return to_dtype(np.result_type(*converted))
 
 

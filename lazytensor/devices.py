@@ -43,7 +43,9 @@ def runtime(device: str) -> Runtime:
     if device not in _RUNTIMES:
         if device != "cpu":
             raise ValueError(f"device {device!r} is not available; available devices: {', '.join(devices())}")
-        from .backends.cpu import CPUDevice, LLVMCompiler, render
+        from .backends.cpu.compiler import LLVMCompiler
+        from .backends.cpu.device import CPUDevice
+        from .backends.cpu.render import render
         _RUNTIMES[device] = Runtime(CPUDevice(), render, LLVMCompiler(), STATS, debug_level())
     return _RUNTIMES[device]
 

@@ -1,6 +1,2 @@
-"""The cpu backend: LLVM IR rendered from loop IR, compiled by llvmlite, run on host threads."""
-from .compiler import LLVMCompiler
-from .device import CPUDevice
-from .render import render
-
-__all__ = ["CPUDevice", "LLVMCompiler", "render"]
+"""The cpu backend: LLVM IR rendered from loop IR (render.py), compiled by llvmlite
+(compiler.py), run on host threads (device.py)."""
