@@ -1,0 +1,124 @@
+"""Schedules are data: any valid list of primitives gives the same values; heuristics pick
+parallel outer loops and vectorized inner loops; the cpu code really is vectorized."""
+import numpy as np
+import pytest
+
+import lazytensor as lt
+from lazytensor.devices import runtime
+from lazytensor.ir.ops import Op
+from lazytensor.ir.passes import optimize
+from lazytensor.scheduler.collapse import collapse_axes
+from lazytensor.scheduler.fusion import fuse
+from lazytensor.scheduler.lower import lower
+from lazytensor.scheduler.schedule import Parallel, Reorder, Split, Unroll, Vectorize, heuristic_schedule
+
+
+def run_with_schedule(out: lt.Tensor, schedule, collapse: bool = True) -> np.ndarray:
+    """Realize `out` (a single-kernel expression) with an explicit schedule."""
+    (spec,) = fuse(optimize([out.node]))
+    expr = collapse_axes(spec.expr) if collapse else spec.expr
+    kernel = lower(expr, tuple(schedule), "k", len(spec.inputs))
+    rt = runtime("cpu")
+    compiled = rt.compile(kernel, "test")
+    result = rt.device.allocate(spec.root.shape, spec.root.dtype)
+    rt.launch(compiled, [result] + [n.arg for n in spec.inputs])
+    return rt.device.to_numpy(result).copy()
+
+
+@pytest.fixture(scope="module")
+def operands():
+    rng = np.random.default_rng(3)
+    return rng.standard_normal((37, 29)).astype(np.float32), rng.standard_normal((37, 29)).astype(np.float32)
+
+
+ELEMENTWISE_SCHEDULES = {
+    "none": [],
+    "split-uneven": [Split("i0", 7)],
+    "split-reorder": [Split("i0", 8), Split("i1", 5), Reorder(("i1_o", "i0_o", "i0_i", "i1_i"))],
+    "parallel-vector": [Parallel("i0"), Vectorize("i1", 16), Unroll("i1", 2)],
+    "split-parallel-vector": [Split("i0", 10), Parallel("i0_o"), Vectorize("i1", 8)],
+    "unroll-outer": [Unroll("i0", 4)],
+    "swap": [Reorder(("i1", "i0"))],
+}
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE_SCHEDULES)
+def test_elementwise_schedules_agree(operands, name):
+    a, b = operands
+    out = (lt.asarray(a).T * 2.0 + lt.asarray(b).T).exp()   # transposed: not collapsible to 1-D
+    got = run_with_schedule(out, ELEMENTWISE_SCHEDULES[name], collapse=False)
+    np.testing.assert_allclose(got, np.exp(a.T * 2 + b.T), rtol=1e-6)
+
+
+REDUCE_SCHEDULES = {
+    "none": [],
+    "vector-reduce": [Vectorize("r0_1", 16), Unroll("r0_1", 4)],
+    "parallel-rows": [Parallel("i0"), Vectorize("r0_1", 8)],
+    "split-rows": [Split("i0", 6), Parallel("i0_o")],
+}
+
+
+@pytest.mark.parametrize("name", REDUCE_SCHEDULES)
+def test_reduction_schedules_agree(operands, name):
+    a, _ = operands
+    out = (lt.asarray(a) * 3.0).max(axis=1, keepdims=True) + 1.0
+    got = run_with_schedule(out, REDUCE_SCHEDULES[name])
+    np.testing.assert_allclose(got, (a * 3).max(axis=1, keepdims=True) + 1, rtol=1e-6)
+
+
+def test_bad_schedules_are_refused(operands):
+    a, b = operands
+    out = lt.asarray(a).T + lt.asarray(b).T
+    with pytest.raises(ValueError, match="outermost"):
+        run_with_schedule(out, [Parallel("i1")], collapse=False)
+    with pytest.raises(ValueError, match="does not have"):
+        run_with_schedule(out, [Vectorize("i7", 8)], collapse=False)
+
+
+def test_heuristics_parallelize_and_vectorize():
+    target = runtime("cpu").device.target
+    x = lt.asarray(np.ones((1 << 20,), np.float32))
+    (spec,) = fuse(optimize([(x * 2 + 1).node]))
+    schedule = heuristic_schedule(collapse_axes(spec.expr), target)
+    kinds = {type(p) for p in schedule}
+    assert {Split, Parallel, Vectorize} <= kinds
+    lanes = target.simd_bytes // 4
+    assert Vectorize("i0_i", lanes) in schedule
+    rows = lt.asarray(np.ones((4096, 512), np.float32)).sum(axis=1, keepdims=True)
+    (spec,) = fuse(optimize([rows.node]))
+    schedule = heuristic_schedule(collapse_axes(spec.expr), target)
+    assert Parallel("i0") in schedule
+    assert any(isinstance(p, Vectorize) and p.axis.startswith("r") for p in schedule)
+    tiny = lt.asarray(np.ones(100, np.float32)) + 1
+    (spec,) = fuse(optimize([tiny.node]))
+    assert not any(isinstance(p, Parallel) for p in heuristic_schedule(collapse_axes(spec.expr), target))
+
+
+def test_collapse_makes_contiguous_elementwise_one_loop():
+    x = lt.asarray(np.ones((64, 32, 16), np.float32))
+    (spec,) = fuse(optimize([(x * 2).node]))
+    assert collapse_axes(spec.expr).shape == (64 * 32 * 16,)
+    (spec,) = fuse(optimize([(x.permute(1, 0, 2) * 2).node]))
+    assert collapse_axes(spec.expr).shape == (32, 64, 16)  # a transpose keeps its axes apart
+    (spec,) = fuse(optimize([x.sum(axis=(1, 2), keepdims=True).node]))
+    collapsed = collapse_axes(spec.expr)
+    reduce_node = next(n for n in _walk(collapsed) if n.op is Op.SUM)
+    assert reduce_node.src[0].shape == (64, 32 * 16)
+
+
+def _walk(node):
+    yield node
+    for s in node.src:
+        yield from _walk(s)
+
+
+def test_cpu_code_is_vectorized():
+    rt = runtime("cpu")
+    if rt.device.target.simd_bytes < 64:
+        pytest.skip("the host has no AVX-512: zmm registers are not expected")
+    x = lt.asarray(np.ones(1 << 20, np.float32))
+    for out in ((x * 2 + 1).sqrt(), (x * x).sum(keepdims=True), (x - 1).exp()):
+        (spec,) = fuse(optimize([out.node]))
+        from lazytensor.realize import compiled_kernel
+        assembly = rt.compiler.assembly(compiled_kernel(rt, spec.expr, len(spec.inputs)).source)
+        assert "zmm" in assembly
