@@ -28,7 +28,7 @@ class Op(Enum):
     SUB = auto()
     MUL = auto()
     DIV = auto()        # true division, floats only
-    FLOORDIV = auto()   # integers only, rounds toward -inf like Python
+    FLOORDIV = auto()   # rounds toward -inf like Python; floats follow numpy.floor_divide
     MOD = auto()        # result takes the sign of the divisor, like Python and numpy
     POW = auto()
     MAX = auto()        # elementwise maximum, NaN-propagating like numpy.maximum

@@ -7,7 +7,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .devices import canonical_device, runtime
-from .ir.dtypes import DType, bool_, default_float, default_int, float32, to_dtype
+from .ir.dtypes import DType, bool_, default_float, default_int, float32, scalar_fits, to_dtype
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
@@ -29,7 +29,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 def _from_numpy(array: np.ndarray, dtype: DType, device: str) -> Tensor:
-    array = np.ascontiguousarray(array, dtype=dtype.np)
+    array = np.asarray(array, dtype=dtype.np, order="C")  # (ascontiguousarray makes 0-d 1-d)
     buffer = runtime(device).device.from_numpy(array)
     return Tensor(Node(Op.BUFFER, dtype, array.shape, (), buffer), device)
 
@@ -68,10 +68,15 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> 
     """
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    if dtype is None:
-        dtype = bool_ if isinstance(fill_value, (bool, np.bool_)) else \
-            default_int if isinstance(fill_value, (int, np.integer)) else default_float
-    return Tensor(const(fill_value, to_dtype(dtype), _shape(shape)), canonical_device(device))
+    if dtype is None and isinstance(fill_value, np.generic):
+        dtype = fill_value.dtype  # numpy data keeps its dtype, as in asarray
+    elif dtype is None:
+        dtype = bool_ if isinstance(fill_value, bool) else default_int if isinstance(fill_value, int) else default_float
+    dtype = to_dtype(dtype)
+    if isinstance(fill_value, (int, np.integer)) and not isinstance(fill_value, (bool, np.bool_)) \
+            and not scalar_fits(int(fill_value), dtype):
+        raise OverflowError(f"full: Python integer {fill_value} out of bounds for {dtype.name}")
+    return Tensor(const(fill_value, dtype, _shape(shape)), canonical_device(device))
 
 
 def zeros(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:

@@ -82,8 +82,8 @@ def flip(x: Tensor, axis: Any = None) -> Tensor:
 
 
 def _pad_widths(pad_width: Any, ndim: int) -> tuple[tuple[int, int], ...]:
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2) if np.ndim(pad_width) else
-                             np.asarray([[pad_width, pad_width]], dtype=np.int64), (ndim, 2))
+    # numpy's forms: n, (n,), (before, after), ((before, after),), one (n,) or pair per axis
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (ndim, 2))
     if (widths < 0).any():
         raise ValueError(f"pad: widths must be non-negative, got {pad_width!r}")
     return tuple((int(b), int(a)) for b, a in widths)
@@ -162,7 +162,8 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     if not tensors:
         raise ValueError("need at least one tensor to concatenate")
     first = next((t for t in tensors if isinstance(t, Tensor)), None)
-    tensors = [t if isinstance(t, Tensor) else asarray(t, device=first.device if first else None) for t in tensors]
+    device = first.device if first is not None else None
+    tensors = [t if isinstance(t, Tensor) else asarray(t, device=device) for t in tensors]
     ndim = tensors[0].ndim
     if ndim == 0:
         raise ValueError("zero-dimensional tensors cannot be concatenated")

@@ -14,7 +14,7 @@ import numpy as np
 from .devices import canonical_device
 from .ir.dtypes import DType, bool_, float32, float64, int64, result_type, scalar_fits, to_dtype
 from .ir.graph import Node
-from .ir.ops import Op
+from .ir.ops import COMPARISON, Op
 from .ir.passes import const
 from .ir.rules import make
 
@@ -438,6 +438,8 @@ def operands(*values: Any, name: str, device: Optional[str] = None) -> tuple[lis
 def binary(op: Op, a: Any, b: Any) -> Tensor:
     """`a op b` with numpy's promotion and broadcasting."""
     name = op.name.lower()
+    if op in COMPARISON:
+        a, b = _comparable(a, b)
     (x, y), device = operands(a, b, name=name)
     dtype = x.dtype
     if op is Op.DIV and not dtype.is_float:
@@ -450,35 +452,23 @@ def binary(op: Op, a: Any, b: Any) -> Tensor:
         op = Op.OR   # numpy: True + True is True
     elif op is Op.MUL and dtype.is_bool:
         op = Op.AND
-    elif op is Op.FLOORDIV and dtype.is_float:
-        return Tensor(_float_floordiv(x, y), device)
     elif op is Op.POW and dtype.is_int and y.op is Op.CONST and y.arg < 0:
         raise ValueError("integers to negative integer powers are not allowed; use a float base")
     return Tensor(make(op, x, y), device)
 
 
-def _float_floordiv(x: Node, y: Node) -> Node:
-    """numpy's floor_divide for floats: (x - x % y) / y, rounded to the nearest integer
-    (the division is exact up to rounding); x // 0 is x / 0, like numpy."""
-    mod = make(Op.MOD, x, y)
-    quotient = make(Op.DIV, make(Op.SUB, x, mod), y)
-    half = const(0.5, x.dtype, x.shape)
-    # floor(q + 0.5) computed as q rounded: the subtraction made q integral up to rounding error
-    rounded = _round_half_up(quotient, half)
-    is_zero = make(Op.CMPEQ, y, const(0, y.dtype, y.shape))
-    return make(Op.WHERE, is_zero, make(Op.DIV, x, y), rounded)
-
-
-def _round_half_up(q: Node, half: Node) -> Node:
-    # floor(v) for |v| < 2**52 via the int64 cast (truncation) corrected for negatives; q is
-    # already integral up to a rounding error, so we add 0.5 first. Large |q| are returned as is.
-    shifted = make(Op.ADD, q, half)
-    truncated = make(Op.CAST, make(Op.CAST, shifted, arg=int64), arg=q.dtype)
-    fix = make(Op.CMPLT, shifted, truncated)
-    floored = make(Op.SUB, truncated, make(Op.CAST, fix, arg=q.dtype))
-    big = make(Op.CMPLT, const(2.0 ** 52, q.dtype, q.shape), make(Op.ABS, q))
-    keep_q = make(Op.OR, big, make(Op.CMPNE, q, q))  # huge, inf or nan: q itself
-    return make(Op.WHERE, keep_q, q, floored)
+def _comparable(a: Any, b: Any) -> tuple[Any, Any]:
+    """numpy 2 compares an integer tensor with any Python int exactly: where the int does not
+    fit the tensor's dtype, compare in int64, or against +-inf beyond int64."""
+    for scalar, other in ((a, b), (b, a)):
+        if (isinstance(scalar, int) and not isinstance(scalar, bool) and isinstance(other, Tensor)
+                and other.dtype.is_int and not scalar_fits(scalar, other.dtype)):
+            if scalar_fits(scalar, int64):
+                widened, value = other.astype(int64), scalar
+            else:
+                widened, value = other.astype(float64), math.copysign(math.inf, scalar)
+            return (value, widened) if scalar is a else (widened, value)
+    return a, b
 
 
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
@@ -501,7 +491,8 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
 def _reduce(op: Op, x: Node, axis, name: str = "") -> Node:
     """The reduction with the reduced axes kept (size 1); `name` marks one without identity."""
     axes = normalize_axes(axis, len(x.shape))
-    if name and (x.size == 0 or any(x.shape[a] == 0 for a in axes)):
+    output_size = math.prod(1 if a in axes else n for a, n in enumerate(x.shape))
+    if name and output_size and any(x.shape[a] == 0 for a in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity "
                          f"(shape {x.shape}, axis {axis})")
     return make(op, x, arg=axes)
@@ -521,9 +512,12 @@ def _arg_extremum(x: Tensor, axis: Optional[int], keepdims: bool, kind: str) -> 
         flat = x.reshape(-1)
         result = _arg_extremum(flat, 0, False, kind)
         return result.reshape((1,) * x.ndim) if keepdims else result
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"arg{kind}: axis must be one int or None, not {axis!r}")
     (axis,) = normalize_axes(axis, x.ndim)
     n = x.shape[axis]
-    if n == 0:
+    result_is_empty = any(m == 0 for a, m in enumerate(x.shape) if a != axis)
+    if n == 0 and not result_is_empty:
         raise ValueError(f"attempt to get arg{kind} of an empty sequence (shape {x.shape}, axis {axis})")
     from .creation import arange
     best = x.max(axis, keepdims=True) if kind == "max" else x.min(axis, keepdims=True)

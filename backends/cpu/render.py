@@ -259,6 +259,8 @@ def _compare(float_pred: str, int_pred: str) -> Render:
         t = _src_ty(e)
         if e.srcs[0].dtype.is_float:
             return r.op(f"fcmp {float_pred} {t} {s[0]}, {s[1]}")
+        if e.srcs[0].dtype.is_bool:  # False < True: as i1, true is -1 when signed
+            return r.op(f"icmp {int_pred.replace('s', 'u')} {t} {s[0]}, {s[1]}")
         return r.op(f"icmp {int_pred} {t} {s[0]}, {s[1]}")
     return render
 
@@ -318,7 +320,28 @@ def _int_div_parts(r: _Renderer, e: Alu, s: list[str]) -> tuple[str, str, str, s
     return q, rem, zero, minus_one, fix
 
 
+def _float_floordiv(r: _Renderer, e: Alu, s: list[str]) -> str:
+    """numpy's npy_floor_divide: (a - fmod(a, b)) / b moved to the divisor's sign and rounded to
+    the nearest integer (it is integral up to rounding); a zero keeps the sign of a / b."""
+    t, (a, b) = _ty(e), s
+    mod = r.op(f"frem {t} {a}, {b}")
+    div = r.op(f"fdiv {t} {r.op(f'fsub {t} {a}, {mod}')}, {b}")
+    mod_nonzero = r.op(f"fcmp une {t} {mod}, 0.0")
+    differ = r.op(f"xor i1 {r.op(f'fcmp olt {t} {b}, 0.0')}, {r.op(f'fcmp olt {t} {mod}, 0.0')}")
+    adjust = r.op(f"and i1 {mod_nonzero}, {differ}")
+    div = r.op(f"select i1 {adjust}, {t} {r.op(f'fsub {t} {div}, 1.0')}, {t} {div}")
+    floor = r.intrinsic("floor", t, [div])
+    round_up = r.op(f"fcmp ogt {t} {r.op(f'fsub {t} {div}, {floor}')}, 0x3FE0000000000000")
+    floor = r.op(f"select i1 {round_up}, {t} {r.op(f'fadd {t} {floor}, 1.0')}, {t} {floor}")
+    quotient = r.op(f"fdiv {t} {a}, {b}")
+    signed_zero = r.intrinsic("copysign", t, ["0.0", quotient])
+    result = r.op(f"select i1 {r.op(f'fcmp une {t} {div}, 0.0')}, {t} {floor}, {t} {signed_zero}")
+    return r.op(f"select i1 {r.op(f'fcmp oeq {t} {b}, 0.0')}, {t} {quotient}, {t} {result}")
+
+
 def _floordiv(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    if e.dtype.is_float:
+        return _float_floordiv(r, e, s)
     t = _ty(e)
     q, _, zero, minus_one, fix = _int_div_parts(r, e, s)
     q1 = r.op(f"sub {t} {q}, 1")
