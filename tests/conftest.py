@@ -1,4 +1,5 @@
 """Shared test set-up: a private kernel cache per test session, and the devices to test on."""
+import operator
 import os
 import tempfile
 
@@ -40,3 +41,27 @@ def assert_close(got, want, dtype=None) -> None:
     else:
         tol = 2e-5 if want.dtype == np.float32 else 1e-12
         np.testing.assert_allclose(got_array, want, rtol=tol, atol=tol, equal_nan=True)
+
+
+# Binary ops as (lazytensor spelling, numpy function). The lazytensor spelling is the Python
+# operator where there is one, which also exercises the reflected form with a scalar on the left.
+ARITHMETIC = {
+    "add": (operator.add, np.add),
+    "sub": (operator.sub, np.subtract),
+    "mul": (operator.mul, np.multiply),
+    "truediv": (operator.truediv, np.true_divide),
+    "floordiv": (operator.floordiv, np.floor_divide),
+    "mod": (operator.mod, np.remainder),
+    "pow": (operator.pow, np.power),
+}
+COMPARISONS = {
+    "lt": (operator.lt, np.less), "le": (operator.le, np.less_equal),
+    "gt": (operator.gt, np.greater), "ge": (operator.ge, np.greater_equal),
+    "eq": (operator.eq, np.equal), "ne": (operator.ne, np.not_equal),
+}
+OTHER_BINARY = {
+    "and": (operator.and_, np.bitwise_and), "or": (operator.or_, np.bitwise_or),
+    "xor": (operator.xor, np.bitwise_xor),
+    "maximum": (lt.maximum, np.maximum), "minimum": (lt.minimum, np.minimum),
+}
+BINARY = {**ARITHMETIC, **COMPARISONS, **OTHER_BINARY}

@@ -18,35 +18,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import lazytensor as lt
-from conftest import DTYPES, assert_close, random_array
+from conftest import BINARY, DTYPES, assert_close, random_array
 
 DTYPE_IDS = [d.name for d in DTYPES]
 SUPPORTED_NP = {np.dtype(d.name) for d in DTYPES}
 FLOAT_DTYPES = [lt.float32, lt.float64]
 INT_DTYPES = [lt.int32, lt.int64]
 
-# name -> (lazytensor spelling, numpy function). The lazytensor spelling is the Python operator,
-# which also exercises the reflected form when a scalar or numpy array is on the left.
-BINARY = {
-    "add": (operator.add, np.add),
-    "sub": (operator.sub, np.subtract),
-    "mul": (operator.mul, np.multiply),
-    "truediv": (operator.truediv, np.true_divide),
-    "floordiv": (operator.floordiv, np.floor_divide),
-    "mod": (operator.mod, np.remainder),
-    "pow": (operator.pow, np.power),
-    "lt": (operator.lt, np.less),
-    "le": (operator.le, np.less_equal),
-    "gt": (operator.gt, np.greater),
-    "ge": (operator.ge, np.greater_equal),
-    "eq": (operator.eq, np.equal),
-    "ne": (operator.ne, np.not_equal),
-    "and": (operator.and_, np.bitwise_and),
-    "or": (operator.or_, np.bitwise_or),
-    "xor": (operator.xor, np.bitwise_xor),
-    "maximum": (lt.maximum, np.maximum),
-    "minimum": (lt.minimum, np.minimum),
-}
 OPERATOR_OPS = [name for name in BINARY if name not in ("maximum", "minimum")]
 COMPARISONS = ["lt", "le", "gt", "ge", "eq", "ne"]
 

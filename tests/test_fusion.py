@@ -6,7 +6,7 @@ import lazytensor as lt
 from lazytensor.ir.graph import Node
 from lazytensor.ir.ops import Op
 from lazytensor.ir.passes import optimize
-from tests.conftest import assert_close
+from conftest import assert_close
 
 
 def kernels_for(*tensors) -> int:

@@ -12,33 +12,14 @@ import numpy as np
 import pytest
 
 import lazytensor as lt
-from conftest import DTYPES, assert_close, random_array
+from conftest import ARITHMETIC, BINARY, COMPARISONS, DTYPES, OTHER_BINARY, assert_close, random_array
 
 DTYPE_IDS = [d.name for d in DTYPES]
 PAIRS = [(a, b) for a in DTYPES for b in DTYPES]
 PAIR_IDS = [f"{a.name}-{b.name}" for a, b in PAIRS]
 SUPPORTED_NP = {np.dtype(d.name) for d in DTYPES}
 
-ARITHMETIC = {
-    "add": (operator.add, np.add),
-    "sub": (operator.sub, np.subtract),
-    "mul": (operator.mul, np.multiply),
-    "truediv": (operator.truediv, np.true_divide),
-    "floordiv": (operator.floordiv, np.floor_divide),
-    "mod": (operator.mod, np.remainder),
-    "pow": (operator.pow, np.power),
-}
-COMPARISONS = {
-    "lt": (operator.lt, np.less), "le": (operator.le, np.less_equal),
-    "gt": (operator.gt, np.greater), "ge": (operator.ge, np.greater_equal),
-    "eq": (operator.eq, np.equal), "ne": (operator.ne, np.not_equal),
-}
-OTHER_BINARY = {
-    "and": (operator.and_, np.bitwise_and), "or": (operator.or_, np.bitwise_or),
-    "xor": (operator.xor, np.bitwise_xor),
-    "maximum": (lt.maximum, np.maximum), "minimum": (lt.minimum, np.minimum),
-}
-ALL_BINARY = {**ARITHMETIC, **COMPARISONS, **OTHER_BINARY}
+ALL_BINARY = BINARY
 
 UNSUPPORTED = ["float16", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "complex64",
                "complex128"]
@@ -169,6 +150,17 @@ def test_sign_and_bit_unary_ops_keep_the_dtype(dtype, device):
             assert dtype_of(lt_op(x)) == np_op(a).dtype
 
 
+def check_like_numpy(name, lt_op, np_fn, args_lt, args_np):
+    """Where numpy raises, lazytensor raises the same exception type at the call; elsewhere the
+    result dtypes agree."""
+    outcome = numpy_outcome(np_fn, *args_np)
+    if isinstance(outcome, type):
+        with pytest.raises(outcome):
+            lt_op(*args_lt)
+        return
+    assert dtype_of(lt_op(*args_lt)) == outcome, f"{args_np[0]!r} {name} {args_np[1]!r}"
+
+
 # ---- Python scalars are weak (NEP 50) -----------------------------------------------------------
 
 SCALARS = {"true": True, "int": 2, "negative_int": -3, "big_int": 2**31 - 1, "float": 1.5,
@@ -184,13 +176,7 @@ def test_python_scalar_is_weak(dtype, scalar, side, device):
     for name, (lt_op, np_fn) in ALL_BINARY.items():
         args_np = (scalar, a) if side == "scalar_left" else (a, scalar)
         args_lt = (scalar, x) if side == "scalar_left" else (x, scalar)
-        outcome = numpy_outcome(np_fn, *args_np)
-        if isinstance(outcome, type):
-            with pytest.raises(outcome):
-                lt_op(*args_lt)
-            continue
-        got = lt_op(*args_lt)
-        assert dtype_of(got) == outcome, f"{args_np[0]!r} {name} {args_np[1]!r}"
+        check_like_numpy(name, lt_op, np_fn, args_lt, args_np)
 
 
 def test_float32_tensor_times_python_float_stays_float32(device, rng):
@@ -289,13 +275,7 @@ def test_numpy_scalars_and_zero_d_arrays_are_strong(dtype, other, device):
     for name in ("add", "mul", "truediv", "maximum", "lt"):
         lt_op, np_fn = ALL_BINARY[name]
         for args_np, args_lt in (((a, other), (x, other)), ((other, a), (other, x))):
-            outcome = numpy_outcome(np_fn, *args_np)
-            if isinstance(outcome, type):
-                with pytest.raises(outcome):
-                    lt_op(*args_lt)
-                continue
-            got = lt_op(*args_lt)
-            assert dtype_of(got) == outcome, f"{args_np[0]!r} {name} {args_np[1]!r}"
+            check_like_numpy(name, lt_op, np_fn, args_lt, args_np)
 
 
 def test_float32_tensor_with_float64_numpy_array_is_float64(device, rng):
