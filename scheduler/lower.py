@@ -64,6 +64,8 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
     for prim in schedule:
         if isinstance(prim, Split):
             lp = find(prim.axis)
+            if lp not in loops:
+                raise ValueError(f"Split({prim.axis!r}): only output axes can be split so far")
             at = loops.index(lp)
             outer_n = -(-lp.extent // prim.factor)
             outer = _Loop(f"{lp.name}_o", outer_n, loop.const(outer_n))

@@ -122,3 +122,9 @@ def test_cpu_code_is_vectorized():
         from lazytensor.realize import compiled_kernel
         assembly = rt.compiler.assembly(compiled_kernel(rt, spec.expr, len(spec.inputs)).source)
         assert "zmm" in assembly
+
+
+def test_split_of_a_reduction_axis_is_refused(operands):
+    a, _ = operands
+    with pytest.raises(ValueError, match="only output axes"):
+        run_with_schedule(lt.asarray(a).sum(axis=1, keepdims=True), [Split("r0_1", 4)])
