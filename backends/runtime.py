@@ -5,7 +5,7 @@ import hashlib
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from ..ir.loop import Kernel
 from .cache import KernelCache, cache_key
@@ -32,7 +32,8 @@ class Runtime:
         self.stats = stats
         self.debug = debug
         self.cache = KernelCache(stats)
-        self.loaded: dict[str, CompiledKernel] = {}
+        self.loaded: dict[str, CompiledKernel] = {}      # by kernel name (a hash of its source)
+        self.by_expression: dict[Any, CompiledKernel] = {}  # by fused kernel expression
 
     def compile(self, kernel: Kernel, prefix: str) -> CompiledKernel:
         """The loaded program for `kernel` (named by its content, so equal kernels share it)."""

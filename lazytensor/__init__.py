@@ -5,6 +5,7 @@
 >>> float((x * 2).sum())
 12.0
 """
+from .backends.runtime import VERSION as __version__
 from .creation import (arange, asarray, empty, empty_like, full, full_like, manual_seed, ones,
                        ones_like, rand, randn, zeros, zeros_like)
 from .devices import devices, stats
@@ -16,7 +17,6 @@ from .tensor import Tensor, where
 
 bool = bool_  # numpy 2 spells it np.bool
 unsqueeze = expand_dims  # noqa: F405  (the PyTorch name)
-__version__ = "0.1.0"
 
 __all__ = [
     "Tensor", "DType", "bool", "bool_", "float32", "float64", "int32", "int64", "arange", "asarray",

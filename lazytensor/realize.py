@@ -71,21 +71,18 @@ def run_kernels(rt: Runtime, roots: list[Node]) -> dict[Node, Buffer]:
     return buffers
 
 
-_BY_EXPR: dict[tuple[str, Node], CompiledKernel] = {}
-
-
 def compiled_kernel(rt: Runtime, expr: Node, ninputs: int) -> CompiledKernel:
-    """Schedule, lower and compile a kernel expression; reused while the same expression recurs."""
-    key = (rt.device.name, expr)
-    if key in _BY_EXPR:
+    """Schedule, lower and compile a kernel expression; reused while the same expression recurs
+    (expressions are hash-consed and hold no buffers, so equal structure is the same node)."""
+    if expr in rt.by_expression:
         rt.stats.memory_cache_hits += 1
-        return _BY_EXPR[key]
+        return rt.by_expression[expr]
     collapsed = collapse_axes(expr)
     schedule = heuristic_schedule(collapsed, rt.device.target)
     kernel = lower(collapsed, schedule, "kernel", ninputs)
     prefix = ("r" if reductions(collapsed) else "e") + "_" + "_".join(map(str, expr.shape or (1,)))
     compiled = rt.compile(kernel, prefix)
-    _BY_EXPR[key] = compiled
+    rt.by_expression[expr] = compiled
     return compiled
 
 

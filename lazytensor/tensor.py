@@ -91,10 +91,13 @@ class Tensor:
         return runtime(self.device).device.to_numpy(self.node.arg)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """np.asarray(x) gives a writable copy; with copy=False, the read-only view."""
         array = self.numpy()
-        if dtype is not None:
-            array = array.astype(dtype)
-        return np.array(array) if copy or dtype is None else array
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            if copy is False:
+                raise ValueError(f"converting {self.dtype.name} to {np.dtype(dtype)} needs a copy")
+            return array.astype(dtype)
+        return array if copy is False else array.copy()
 
     def item(self) -> Scalar:
         """The single value of a one-element tensor as a Python scalar.
@@ -107,7 +110,11 @@ class Tensor:
         return self.numpy().reshape(()).item()
 
     def tolist(self) -> Any:
-        """Nested Python lists of the values. >>> lt.arange(2).tolist() == [0, 1]"""
+        """Nested Python lists of the values.
+
+        >>> lt.arange(2).tolist()
+        [0, 1]
+        """
         return self.numpy().tolist()
 
     def __bool__(self) -> bool:
