@@ -498,8 +498,7 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
 def _reduce(op: Op, x: Node, axis, name: str = "") -> Node:
     """The reduction with the reduced axes kept (size 1); `name` marks one without identity."""
     axes = normalize_axes(axis, len(x.shape))
-    output_size = math.prod(1 if a in axes else n for a, n in enumerate(x.shape))
-    if name and output_size and any(x.shape[a] == 0 for a in axes):
+    if name and any(x.shape[a] == 0 for a in axes):  # numpy's rule, even for an empty result
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity "
                          f"(shape {x.shape}, axis {axis})")
     return make(op, x, arg=axes)
@@ -523,8 +522,7 @@ def _arg_extremum(x: Tensor, axis: Optional[int], keepdims: bool, kind: str) -> 
         raise TypeError(f"arg{kind}: axis must be one int or None, not {axis!r}")
     (axis,) = normalize_axes(axis, x.ndim)
     n = x.shape[axis]
-    result_is_empty = any(m == 0 for a, m in enumerate(x.shape) if a != axis)
-    if n == 0 and not result_is_empty:
+    if n == 0:
         raise ValueError(f"attempt to get arg{kind} of an empty sequence (shape {x.shape}, axis {axis})")
     from .creation import arange
     best = x.max(axis, keepdims=True) if kind == "max" else x.min(axis, keepdims=True)
