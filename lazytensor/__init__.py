@@ -13,13 +13,13 @@ from .functions import *  # noqa: F401,F403  (lt.exp(x), lt.add(a, b), ...)
 from .functions import __all__ as _functions
 from .ir.dtypes import DType, bool_, float32, float64, int32, int64
 from .realize import realize
-from .tensor import Tensor, where
+from .tensor import Tensor
 
 bool = bool_  # numpy 2 spells it np.bool
 unsqueeze = expand_dims  # noqa: F405  (the PyTorch name)
 
 __all__ = [
-    "Tensor", "DType", "bool", "bool_", "float32", "float64", "int32", "int64", "arange", "asarray",
+    "__version__", "Tensor", "DType", "bool", "bool_", "float32", "float64", "int32", "int64", "arange", "asarray",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "stats", "realize", "unsqueeze", *_functions,
 ]

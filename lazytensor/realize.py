@@ -17,7 +17,7 @@ from .ir.ops import Op
 from .ir.passes import optimize
 from .ir.verify import verify
 from .scheduler.collapse import collapse_axes
-from .scheduler.fusion import KernelSpec, fuse
+from .scheduler.fusion import fuse
 from .scheduler.lower import lower
 from .scheduler.schedule import heuristic_schedule, reductions
 
@@ -86,4 +86,4 @@ def compiled_kernel(rt: Runtime, expr: Node, ninputs: int) -> CompiledKernel:
     return compiled
 
 
-__all__ = ["realize", "KernelSpec"]
+__all__ = ["realize"]

@@ -7,7 +7,7 @@ points at the line that caused it rather than at realize time.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
