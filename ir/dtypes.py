@@ -16,7 +16,7 @@ import numpy as np
 class DType:
     name: str
     itemsize: int
-    kind: str  # "b" bool, "i" signed int, "f" float (numpy's kind letters)
+    kind: str  # "b" bool, "i" signed int, "u" unsigned int, "f" float (numpy's kind letters)
 
     @property
     def np(self) -> np.dtype:
@@ -28,7 +28,17 @@ class DType:
 
     @property
     def is_int(self) -> bool:
+        """A signed integer."""
         return self.kind == "i"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind == "u"
+
+    @property
+    def is_integer(self) -> bool:
+        """A signed or unsigned integer (not bool)."""
+        return self.kind in "iu"
 
     @property
     def is_bool(self) -> bool:
@@ -53,12 +63,20 @@ class DType:
 
 
 bool_ = DType("bool", 1, "b")
+int8 = DType("int8", 1, "i")
+int16 = DType("int16", 2, "i")
 int32 = DType("int32", 4, "i")
 int64 = DType("int64", 8, "i")
+uint8 = DType("uint8", 1, "u")
+uint16 = DType("uint16", 2, "u")
+uint32 = DType("uint32", 4, "u")
+uint64 = DType("uint64", 8, "u")
+float16 = DType("float16", 2, "f")   # stored as half; arithmetic rounds to half after each op
 float32 = DType("float32", 4, "f")
 float64 = DType("float64", 8, "f")
 
-DTYPES: dict[str, DType] = {d.name: d for d in (bool_, int32, int64, float32, float64)}
+DTYPES: dict[str, DType] = {d.name: d for d in (bool_, int8, int16, int32, int64, uint8, uint16, uint32,
+                                                 uint64, float16, float32, float64)}
 default_float = float32
 default_int = int64
 
@@ -77,7 +95,8 @@ def to_dtype(like: Any) -> DType:
         raise TypeError(f"data type {like!r} not understood") from None
     if name not in DTYPES:
         supported = ", ".join(DTYPES)
-        raise TypeError(f"dtype {name} is not supported by lazytensor (supported: {supported})")
+        raise TypeError(f"dtype {name} is not supported by lazytensor (supported: {supported}); "
+                        "convert the data with .astype() first")
     return DTYPES[name]
 
 
@@ -104,7 +123,15 @@ def _result_type(operands: tuple) -> DType:
 
 def scalar_fits(value: Any, dtype: DType) -> bool:
     """Whether a Python scalar converts to `dtype` without the overflow numpy 2 rejects."""
-    if dtype.is_int and isinstance(value, int) and not isinstance(value, bool):
+    if dtype.is_integer and isinstance(value, int) and not isinstance(value, bool):
         info = np.iinfo(dtype.np)
         return info.min <= value <= info.max
     return True
+
+
+@functools.lru_cache(maxsize=4096)
+def ufunc_result(ufunc: np.ufunc, *dtypes: DType) -> DType:
+    """The dtype numpy's `ufunc` gives for operands of `dtypes` (asked of numpy once, cached):
+    the exact answer for cases like np.exp(int8) -> float16 or int8 / int8 -> float64."""
+    with np.errstate(all="ignore"):
+        return to_dtype(ufunc(*[np.ones(1, dtype=d.np) for d in dtypes]).dtype)

@@ -63,7 +63,7 @@ def _identity_arithmetic(node: Node) -> Optional[Node]:
         for a, b in (src, src[::-1]):
             if _is_const(b, 1):
                 return a
-            if _is_const(b, 0) and node.dtype.is_int:
+            if _is_const(b, 0) and node.dtype.is_integer:
                 return b
     if op is Op.DIV and _is_const(src[1], 1):
         return src[0]
@@ -71,7 +71,7 @@ def _identity_arithmetic(node: Node) -> Optional[Node]:
         return src[0]
     if op is Op.ADD:
         for a, b in (src, src[::-1]):
-            if _is_const(b, 0) and (node.dtype.is_int or _is_neg_zero(b)):
+            if _is_const(b, 0) and (node.dtype.is_integer or _is_neg_zero(b)):
                 return a
     if op is Op.POW and src[1].op is Op.CONST:
         if src[1].arg == 1:

@@ -11,7 +11,8 @@ from .creation import (arange, asarray, empty, empty_like, full, full_like, manu
 from .devices import devices, stats
 from .functions import *  # noqa: F401,F403  (lt.exp(x), lt.add(a, b), ...)
 from .functions import __all__ as _functions
-from .ir.dtypes import DType, bool_, float32, float64, int32, int64
+from .ir.dtypes import (DType, bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
+                        uint32, uint64)
 from .realize import realize
 from .tensor import Tensor
 
@@ -19,7 +20,8 @@ bool = bool_  # numpy 2 spells it np.bool
 unsqueeze = expand_dims  # noqa: F405  (the PyTorch name)
 
 __all__ = [
-    "__version__", "Tensor", "DType", "bool", "bool_", "float32", "float64", "int32", "int64", "arange", "asarray",
+    "__version__", "Tensor", "DType", "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
+    "int64", "uint8", "uint16", "uint32", "uint64", "arange", "asarray",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "stats", "realize", "unsqueeze", *_functions,
 ]

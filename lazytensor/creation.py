@@ -46,7 +46,8 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None) -> Tensor:
         return obj if dtype is None else obj.astype(dtype)
     device = canonical_device(device)
     from_python = not isinstance(obj, (np.ndarray, np.generic))
-    array = np.asarray(obj)
+    # Python data converts straight to an explicit dtype, so numpy checks its range (OverflowError)
+    array = np.asarray(obj, dtype=to_dtype(dtype).np) if from_python and dtype is not None else np.asarray(obj)
     if array.dtype == object:
         raise TypeError(f"asarray: cannot make a tensor of {type(obj).__name__} objects")
     if dtype is not None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ir.dtypes import result_type
+from .ir.dtypes import float16, float32, result_type
 from .ir.ops import Op
 from .ir.rules import make
 from .tensor import Tensor, _cast, broadcast_node, broadcast_shapes
@@ -36,10 +36,12 @@ def matmul(a: Any, b: Any) -> Tensor:
     except ValueError:
         raise ValueError(f"matmul: the batch axes of shapes {a.shape} and {b.shape} do not broadcast") from None
     dtype = result_type(a.dtype, b.dtype)
+    # float16 products are summed in float32 and rounded once, as numpy does
+    accumulate = float32 if dtype is float16 else dtype
     full = batch + (m, k, n)
-    left = broadcast_node(make(Op.RESHAPE, _cast(a2.node, dtype), arg=a2.shape + (1,)), full)
-    right = broadcast_node(make(Op.RESHAPE, _cast(b2.node, dtype), arg=b2.shape[:-2] + (1, k, n)), full)
+    left = broadcast_node(make(Op.RESHAPE, _cast(a2.node, accumulate), arg=a2.shape + (1,)), full)
+    right = broadcast_node(make(Op.RESHAPE, _cast(b2.node, accumulate), arg=b2.shape[:-2] + (1, k, n)), full)
     product = make(Op.AND if dtype.is_bool else Op.MUL, left, right)
-    summed = make(Op.SUM, product, arg=(len(full) - 2,))
+    summed = _cast(make(Op.SUM, product, arg=(len(full) - 2,)), dtype)
     out_shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
     return Tensor(make(Op.RESHAPE, summed, arg=out_shape), device)

@@ -12,7 +12,8 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .devices import canonical_device
-from .ir.dtypes import DType, bool_, float32, float64, int64, result_type, scalar_fits, to_dtype
+from .ir.dtypes import (DType, bool_, float64, int64, result_type, scalar_fits, to_dtype, ufunc_result,
+                        uint64)
 from .ir.graph import Node
 from .ir.ops import COMPARISON, Op
 from .ir.passes import const
@@ -267,8 +268,9 @@ class Tensor:
     # ---- reductions -------------------------------------------------------------------------
 
     def sum(self, axis=None, keepdims: bool = False) -> "Tensor":
-        """Sum over `axis` (int, tuple or None for all). Integers and bool sum to int64; float32
-        accumulates in float64, so it is at least as accurate as numpy's pairwise sum.
+        """Sum over `axis` (int, tuple or None for all). Signed integers and bool sum to int64,
+        unsigned to uint64; float16/32 accumulate in float64, so they are at least as accurate as
+        numpy's pairwise sum.
 
         >>> lt.asarray([[1, 2], [3, 4]]).sum(axis=0).tolist()
         [4, 6]
@@ -277,13 +279,13 @@ class Tensor:
         if x.dtype.is_float and x.dtype.itemsize < 8:
             total = _cast(_reduce(Op.SUM, _cast(x, float64), axis), x.dtype)
         else:
-            total = _reduce(Op.SUM, _cast(x, int64) if not x.dtype.is_float else x, axis)
+            total = _reduce(Op.SUM, _cast(x, _accumulator(x.dtype)), axis)
         return self._new(_drop_axes(total, axis, keepdims))
 
     def prod(self, axis=None, keepdims: bool = False) -> "Tensor":
-        """Product over `axis`; integers and bool multiply in int64."""
+        """Product over `axis`; integers and bool multiply in int64 (unsigned: uint64)."""
         x = self.node
-        total = _reduce(Op.PROD, _cast(x, int64) if not x.dtype.is_float else x, axis)
+        total = _reduce(Op.PROD, _cast(x, _accumulator(x.dtype)), axis)
         return self._new(_drop_axes(total, axis, keepdims))
 
     def max(self, axis=None, keepdims: bool = False) -> "Tensor":
@@ -385,9 +387,13 @@ def _cast(node: Node, dtype: DType) -> Node:
 
 
 def _float_unary(op: Op, x: Tensor) -> Tensor:
-    # numpy computes integer inputs in float64; bool (float16 in numpy) computes in float32 here
-    dtype = x.dtype if x.dtype.is_float else float32 if x.dtype.is_bool else float64
-    return x._new(make(op, _cast(x.node, dtype)))
+    # numpy's rule: integers and bool compute in the smallest float that holds them exactly
+    return x._new(make(op, _cast(x.node, ufunc_result(np.exp, x.dtype))))
+
+
+def _accumulator(dtype: DType) -> DType:
+    """What sum and prod accumulate in (numpy's): int64 for bool and signed, uint64 for unsigned."""
+    return dtype if dtype.is_float else uint64 if dtype.is_unsigned else int64
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -414,9 +420,11 @@ def broadcast_node(node: Node, shape: tuple[int, ...]) -> Node:
     return make(Op.EXPAND, node, arg=tuple(shape)) if padded != shape else node
 
 
-def operands(*values: Any, name: str, device: Optional[str] = None) -> tuple[list[Node], str]:
+def operands(*values: Any, name: str, device: Optional[str] = None,
+             ufunc: Optional[np.ufunc] = None) -> tuple[list[Node], str]:
     """Graph nodes for `values` (tensors, Python scalars, array-likes) with one dtype (numpy-2
-    promotion, scalars weak) and one broadcast shape, and the device they share."""
+    promotion, scalars weak) and one broadcast shape, and the device they share. With `ufunc`,
+    the dtype is the one that numpy's ufunc computes in (int8 / int8 divides in float64)."""
     tensors = [v for v in values if isinstance(v, Tensor)]
     device = tensors[0].device if tensors else canonical_device(device)
     for t in tensors[1:]:
@@ -433,6 +441,12 @@ def operands(*values: Any, name: str, device: Optional[str] = None) -> tuple[lis
             from .creation import asarray
             items.append(asarray(v, device=device))
     dtype = result_type(*[v.dtype if isinstance(v, Tensor) else v for v in items])
+    if ufunc is not None:
+        try:
+            dtype = ufunc_result(ufunc, dtype, dtype)
+        except TypeError:
+            raise TypeError(f"{ufunc.__name__} is not defined for {dtype.name} operands "
+                            "(numpy refuses it too); cast them with .astype() first") from None
     for v in items:
         if not isinstance(v, Tensor) and not scalar_fits(v, dtype):
             raise OverflowError(f"{name}: Python integer {v} out of bounds for {dtype.name}")
@@ -442,35 +456,38 @@ def operands(*values: Any, name: str, device: Optional[str] = None) -> tuple[lis
     return nodes, device
 
 
+# The numpy ufunc of each arithmetic op: numpy decides the result dtype (int / int is float64,
+# bool // bool is int8) or refuses (bool - bool, float & float), and we follow it.
+_UFUNC = {
+    Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.true_divide,
+    Op.FLOORDIV: np.floor_divide, Op.MOD: np.remainder, Op.POW: np.power, Op.MAX: np.maximum,
+    Op.MIN: np.minimum, Op.AND: np.bitwise_and, Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor,
+}
+
+
 def binary(op: Op, a: Any, b: Any) -> Tensor:
     """`a op b` with numpy's promotion and broadcasting."""
     name = op.name.lower()
     if op in COMPARISON:
         a, b = _comparable(a, b)
-    (x, y), device = operands(a, b, name=name)
-    dtype = x.dtype
-    if op is Op.DIV and not dtype.is_float:
-        x, y = _cast(x, float64), _cast(y, float64)
-    elif op in (Op.AND, Op.OR, Op.XOR) and dtype.is_float:
-        raise TypeError(f"{name} needs bool or integer operands, not {dtype.name}")
-    elif dtype.is_bool and op in (Op.SUB, Op.FLOORDIV, Op.MOD, Op.POW):
-        raise TypeError(f"{name} of two bool tensors is not supported; cast one with .astype(lt.int32)")
-    elif op is Op.ADD and dtype.is_bool:
+    (x, y), device = operands(a, b, name=name, ufunc=_UFUNC.get(op))
+    if op is Op.ADD and x.dtype.is_bool:
         op = Op.OR   # numpy: True + True is True
-    elif op is Op.MUL and dtype.is_bool:
+    elif op is Op.MUL and x.dtype.is_bool:
         op = Op.AND
-    elif op is Op.POW and dtype.is_int and y.op is Op.CONST and y.arg < 0:
+    elif op is Op.POW and x.dtype.is_integer and y.op is Op.CONST and y.arg < 0:
         raise ValueError("integers to negative integer powers are not allowed; use a float base")
     return Tensor(make(op, x, y), device)
 
 
 def _comparable(a: Any, b: Any) -> tuple[Any, Any]:
     """numpy 2 compares an integer tensor with any Python int exactly: where the int does not
-    fit the tensor's dtype, compare in int64, or against +-inf beyond int64."""
+    fit the tensor's dtype, compare in int64 (exact for every dtype but uint64), or else against
+    +-inf in float64 (the int is then beyond every value the tensor can hold)."""
     for scalar, other in ((a, b), (b, a)):
         if (isinstance(scalar, int) and not isinstance(scalar, bool) and isinstance(other, Tensor)
-                and other.dtype.is_int and not scalar_fits(scalar, other.dtype)):
-            if scalar_fits(scalar, int64):
+                and other.dtype.is_integer and not scalar_fits(scalar, other.dtype)):
+            if scalar_fits(scalar, int64) and other.dtype is not uint64:
                 widened, value = other.astype(int64), scalar
             else:
                 widened, value = other.astype(float64), math.copysign(math.inf, scalar)

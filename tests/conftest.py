@@ -12,7 +12,8 @@ os.environ.setdefault("LT_CACHE_DIR", tempfile.mkdtemp(prefix="lt-test-cache-"))
 import lazytensor as lt  # noqa: E402
 
 DEVICES = lt.devices()
-DTYPES = [lt.bool_, lt.int32, lt.int64, lt.float32, lt.float64]
+DTYPES = [lt.bool_, lt.int8, lt.int16, lt.int32, lt.int64, lt.uint8, lt.uint16, lt.uint32, lt.uint64,
+          lt.float16, lt.float32, lt.float64]
 
 
 @pytest.fixture(params=DEVICES)
@@ -27,6 +28,8 @@ def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
         return rng.random(shape) < 0.5
     if np_dtype.kind == "i":
         return rng.integers(-20, 20, size=shape).astype(np_dtype)
+    if np_dtype.kind == "u":
+        return rng.integers(0, 40, size=shape).astype(np_dtype)
     return rng.standard_normal(shape).astype(np_dtype)
 
 
@@ -39,7 +42,7 @@ def assert_close(got, want, dtype=None) -> None:
     if want.dtype.kind in "biu":
         np.testing.assert_array_equal(got_array, want)
     else:
-        tol = 2e-5 if want.dtype == np.float32 else 1e-12
+        tol = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-5}.get(want.dtype, 1e-12)
         np.testing.assert_allclose(got_array, want, rtol=tol, atol=tol, equal_nan=True)
 
 

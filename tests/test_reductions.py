@@ -339,7 +339,8 @@ def test_item(device, dtype, name):
     want = numpy_reduce(name, a).item()
     assert type(got) is type(want)
     if isinstance(want, float):
-        assert got == pytest.approx(want, rel=2e-6, abs=1e-6)
+        tolerance = 2e-3 if a.dtype == np.float16 else 2e-6  # float16 keeps ~3 digits
+        assert got == pytest.approx(want, rel=tolerance, abs=1e-6)
     else:
         assert got == want
 

@@ -6,7 +6,9 @@ the GIL, so threads running disjoint [start, end) ranges of the outer parallel l
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
+import struct
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -59,6 +61,11 @@ class CPUDevice:
     # ---- kernels --------------------------------------------------------------------------
 
     def load(self, binary: bytes, name: str) -> Program:
+        missing = [symbol for symbol in undefined_symbols(binary) if not _process_has(symbol)]
+        if missing:
+            # MCJIT would link these to address 0 and the first call would crash the process
+            raise RuntimeError(f"cpu: kernel {name} needs {', '.join(missing)}, which this process does not "
+                               "provide (a runtime library call LLVM emitted); run with LT_DEBUG=2 to see its source")
         # One engine per object file: MCJIT mislinks a second object added to an engine whose
         # earlier object resolved an external symbol (seen with fmodf), so objects never share one.
         with self._lock:
@@ -92,6 +99,23 @@ class CPUDevice:
         if self._threads is None:
             self._threads = ThreadPoolExecutor(max_workers=self.target.cores - 1, thread_name_prefix="lt-cpu")
         return self._threads
+
+
+def undefined_symbols(binary: bytes) -> list[str]:
+    """Names an ELF object file uses but does not define (read from its .symtab)."""
+    sections = {s.name(): s.data() for s in llvm.ObjectFileRef.from_data(binary).sections()}
+    symtab, strtab = sections.get(b".symtab", b""), sections.get(b".strtab", b"")
+    names = []
+    for offset in range(0, len(symtab), 24):  # Elf64_Sym: name, info, other, shndx, value, size
+        st_name, _, _, st_shndx, _, _ = struct.unpack_from("<IBBHQQ", symtab, offset)
+        if st_shndx == 0 and st_name:          # SHN_UNDEF, named
+            names.append(strtab[st_name:strtab.index(b"\0", st_name)].decode())
+    return [n for n in names if n != "_GLOBAL_OFFSET_TABLE_"]
+
+
+@functools.lru_cache(maxsize=None)
+def _process_has(symbol: str) -> bool:
+    return hasattr(ctypes.CDLL(None), symbol)  # what the JIT's dlsym lookup will find
 
 
 class _Pool:

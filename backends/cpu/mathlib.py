@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 MATH_OPS: frozenset[str] = frozenset({"exp", "log", "sin", "cos", "tanh"})
+# (op, type) pairs implemented by a call of the C library: a loop using them does not vectorize
+CALLS_LIBRARY: frozenset[tuple[str, str]] = frozenset({("sin", "double"), ("cos", "double"), ("tanh", "double")})
 
 _SUFFIX = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64"}
 _INT = {"float": "i32", "double": "i64"}

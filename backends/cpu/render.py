@@ -18,11 +18,15 @@ from ...ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ...ir.ops import Op
 from . import mathlib
 
-LLVM_TYPE = {"bool": "i1", "int32": "i32", "int64": "i64", "float32": "float", "float64": "double"}
+LLVM_TYPE = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "i8",
+             "uint16": "i16", "uint32": "i32", "uint64": "i64", "float16": "half", "float32": "float",
+             "float64": "double"}
 MEMORY_TYPE = {**LLVM_TYPE, "bool": "i8"}  # numpy stores bool in a byte
 
 _MATH_OPS = {Op.EXP: "exp", Op.LOG: "log", Op.SIN: "sin", Op.COS: "cos", Op.TANH: "tanh"}
-_INTRINSIC_SUFFIX = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64", "i1": "i1"}
+_LIBM_INTRINSICS = {"pow"}  # intrinsics LLVM lowers to scalar library calls
+_INTRINSIC_SUFFIX = {"half": "f16", "float": "f32", "double": "f64", "i1": "i1", "i8": "i8", "i16": "i16",
+                     "i32": "i32", "i64": "i64"}
 
 
 def render(kernel: loop.Kernel) -> str:
@@ -35,7 +39,7 @@ def literal(value, dtype: DType) -> str:
     also for float), so nothing is lost in decimal printing."""
     if dtype.is_bool:
         return "true" if value else "false"
-    if dtype.is_int:
+    if dtype.is_integer:
         return str(int(value))
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(value)))[0]
 
@@ -50,6 +54,9 @@ class _Renderer:
         self.math: set[tuple[str, str]] = set()
         self.metadata: list[str] = []
         self.helpers: set[str] = set()
+        # calls LLVM cannot vectorize (libm, frem, loops in helpers): a loop containing one must
+        # not demand vectorization, or LLVM prints a "loop not vectorized" warning
+        self.scalar_calls = 0
 
     # ---- module ---------------------------------------------------------------------------
 
@@ -138,9 +145,12 @@ class _Renderer:
         self.emit(f"br i1 {cond}, label %{body}, label %{done}")
         self.label(body)
         self.scopes.append({Var(name): iv})
+        scalar_calls = self.scalar_calls
         for stmt in f.body:
             self._stmt(stmt)
         self.scopes.pop()
+        if self.scalar_calls > scalar_calls and f.kind is LoopKind.VECTORIZED:
+            f = For(f.var, f.start, f.stop, f.body, LoopKind.SERIAL, 1, f.unroll)
         nxt = self.fresh()
         self.emit(f"{nxt} = add nuw nsw i64 {iv}, 1")
         self.emit(f"store i64 {nxt}, ptr %{name}.addr")
@@ -207,6 +217,8 @@ class _Renderer:
 
     def op(self, text: str) -> str:
         """Emit `%x = <text>` and return %x."""
+        if text.startswith("frem"):
+            self.scalar_calls += 1  # lowered to a call of fmod
         value = self.fresh()
         self.emit(f"{value} = {text}")
         return value
@@ -218,6 +230,8 @@ class _Renderer:
         return self.op(f"call {ret} @{name}({', '.join(f'{t} {v}' for t, v in args)})")
 
     def intrinsic(self, base: str, t: str, args: list[str], extra: list[tuple[str, str]] = ()) -> str:
+        if base in _LIBM_INTRINSICS:
+            self.scalar_calls += 1
         return self.call(f"llvm.{base}.{_INTRINSIC_SUFFIX[t]}", t, [(t, a) for a in args] + list(extra))
 
 
@@ -259,7 +273,7 @@ def _compare(float_pred: str, int_pred: str) -> Render:
         t = _src_ty(e)
         if e.srcs[0].dtype.is_float:
             return r.op(f"fcmp {float_pred} {t} {s[0]}, {s[1]}")
-        if e.srcs[0].dtype.is_bool:  # False < True: as i1, true is -1 when signed
+        if e.srcs[0].dtype.kind in "bu":  # unsigned order (an i1 true is -1 when signed)
             return r.op(f"icmp {int_pred.replace('s', 'u')} {t} {s[0]}, {s[1]}")
         return r.op(f"icmp {int_pred} {t} {s[0]}, {s[1]}")
     return render
@@ -270,6 +284,8 @@ def _extremum(float_name: str, int_name: str, bool_op: str) -> Render:
         t = _ty(e)
         if e.dtype.is_bool:
             return r.op(f"{bool_op} i1 {s[0]}, {s[1]}")
+        if e.dtype.is_unsigned:
+            return r.intrinsic("u" + int_name[1:], t, s)  # smax -> umax
         return r.intrinsic(float_name if e.dtype.is_float else int_name, t, s)
     return render
 
@@ -290,7 +306,7 @@ def _not(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
 def _abs(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
     if e.dtype.is_float:
         return r.intrinsic("fabs", _ty(e), s)
-    if e.dtype.is_bool:
+    if e.dtype.kind in "bu":
         return s[0]
     return r.intrinsic("abs", _ty(e), s, [("i1", "false")])
 
@@ -298,9 +314,24 @@ def _abs(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
 def _math(op: Op) -> Render:
     def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
         t = _ty(e)
+        if t == "half":  # computed in float, rounded once to half (as numpy does)
+            wide = r.op(f"fpext half {s[0]} to float")
+            r.math.add((_MATH_OPS[op], "float"))
+            value = r.call(mathlib.function_name(_MATH_OPS[op], "float"), "float", [("float", wide)], declare=False)
+            return r.op(f"fptrunc float {value} to half")
         r.math.add((_MATH_OPS[op], t))
+        if (_MATH_OPS[op], t) in mathlib.CALLS_LIBRARY:
+            r.scalar_calls += 1
         return r.call(mathlib.function_name(_MATH_OPS[op], t), t, [(t, s[0])], declare=False)
     return render
+
+
+def _unsigned_div_parts(r: _Renderer, e: Alu, s: list[str]) -> tuple[str, str, str]:
+    """(quotient, remainder, b==0) of unsigned division, safe for b == 0 (numpy gives 0)."""
+    t, (a, b) = _ty(e), s
+    zero = r.op(f"icmp eq {t} {b}, 0")
+    safe = r.op(f"select i1 {zero}, {t} 1, {t} {b}")
+    return r.op(f"udiv {t} {a}, {safe}"), r.op(f"urem {t} {a}, {safe}"), zero
 
 
 def _int_div_parts(r: _Renderer, e: Alu, s: list[str]) -> tuple[str, str, str, str, str]:
@@ -343,6 +374,9 @@ def _floordiv(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
     if e.dtype.is_float:
         return _float_floordiv(r, e, s)
     t = _ty(e)
+    if e.dtype.is_unsigned:
+        q, _, zero = _unsigned_div_parts(r, e, s)
+        return r.op(f"select i1 {zero}, {t} 0, {t} {q}")
     q, _, zero, minus_one, fix = _int_div_parts(r, e, s)
     q1 = r.op(f"sub {t} {q}, 1")
     floored = r.op(f"select i1 {fix}, {t} {q1}, {t} {q}")
@@ -366,6 +400,9 @@ def _mod(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
         signed_zero = r.intrinsic("copysign", t, ["0.0", b])
         is_zero = r.op(f"fcmp oeq {t} {m}, 0.0")
         return r.op(f"select i1 {is_zero}, {t} {signed_zero}, {t} {fixed}")
+    if e.dtype.is_unsigned:
+        _, rem, zero = _unsigned_div_parts(r, e, s)
+        return r.op(f"select i1 {zero}, {t} 0, {t} {rem}")
     _, rem, zero, minus_one, fix = _int_div_parts(r, e, s)
     shifted = r.op(f"add {t} {rem}, {b}")
     fixed = r.op(f"select i1 {fix}, {t} {shifted}, {t} {rem}")
@@ -377,8 +414,12 @@ def _pow(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
     t = _ty(e)
     if e.dtype.is_float:
         return r.intrinsic("pow", t, s)
+    exponent = s[1]
+    if e.dtype.is_unsigned:  # never negative: clear the top bit's meaning for the signed helper
+        exponent = r.intrinsic("umin", t, [s[1], str((1 << (8 * e.dtype.itemsize - 1)) - 1)])
     r.helpers.add(f"ipow_{t}")
-    return r.call(f"lt_ipow_{t}", t, [(t, s[0]), (t, s[1])], declare=False)
+    r.scalar_calls += 1  # the helper loops
+    return r.call(f"lt_ipow_{t}", t, [(t, s[0]), (t, exponent)], declare=False)
 
 
 def _where(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
@@ -393,21 +434,47 @@ def _index_op(name: str) -> Render:
 def _cast(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
     src, dst = e.srcs[0].dtype, e.dtype
     st, dt = LLVM_TYPE[src.name], LLVM_TYPE[dst.name]
-    if src is dst:
-        return s[0]
+    if st == dt:
+        return s[0]  # same bits (e.g. int32 <-> uint32 wraps, like numpy)
     if dst.is_bool:  # numpy: nonzero (and nan) is True
         return r.op(f"fcmp une {st} {s[0]}, 0.0" if src.is_float else f"icmp ne {st} {s[0]}, 0")
     if src.is_bool:
         return r.op(f"uitofp i1 {s[0]} to {dt}" if dst.is_float else f"zext i1 {s[0]} to {dt}")
+    if src.itemsize == 8 and dst.itemsize == 2 and src.is_float and dst.is_float:
+        return _double_to_half(r, s[0])
     if src.is_float and dst.is_float:
         return r.op(f"{'fpext' if dst.itemsize > src.itemsize else 'fptrunc'} {st} {s[0]} to {dt}")
-    if src.is_int and dst.is_int:
-        return r.op(f"{'sext' if dst.itemsize > src.itemsize else 'trunc'} {st} {s[0]} to {dt}")
-    if src.is_int:
-        return r.op(f"sitofp {st} {s[0]} to {dt}")
-    # float -> int: the saturating conversion is defined for nan and out-of-range values
-    name = f"llvm.fptosi.sat.{_INTRINSIC_SUFFIX[dt]}.{_INTRINSIC_SUFFIX[st]}"
-    return r.call(name, dt, [(st, s[0])])
+    if src.is_integer and dst.is_integer:
+        if dst.itemsize < src.itemsize:
+            return r.op(f"trunc {st} {s[0]} to {dt}")
+        return r.op(f"{'zext' if src.is_unsigned else 'sext'} {st} {s[0]} to {dt}")
+    if src.is_integer:
+        return r.op(f"{'uitofp' if src.is_unsigned else 'sitofp'} {st} {s[0]} to {dt}")
+    # float -> int as numpy does on x86: through int64, so -5.0 -> uint8 wraps to 251; the
+    # saturating conversions are defined (not poison) for nan and out-of-range values
+    fs = _INTRINSIC_SUFFIX[st]
+    wide = r.call(f"llvm.fptosi.sat.i64.{fs}", "i64", [(st, s[0])])
+    if dst.is_unsigned and dst.itemsize == 8 and src.itemsize > 2:  # [2**63, 2**64): unsigned conversion
+        big = r.op(f"fcmp oge {st} {s[0]}, 0x43E0000000000000")
+        unsigned = r.call(f"llvm.fptoui.sat.i64.{fs}", "i64", [(st, s[0])])
+        wide = r.op(f"select i1 {big}, i64 {unsigned}, i64 {wide}")
+    return wide if dt == "i64" else r.op(f"trunc i64 {wide} to {dt}")
+
+
+def _double_to_half(r: _Renderer, x: str) -> str:
+    """double -> half, rounded once. LLVM would call __truncdfhf2, which the process lacks. We go
+    through float with round-to-odd (truncate toward zero, then set the last bit if inexact),
+    which is exact because float keeps more than twice half's precision."""
+    f = r.op(f"fptrunc double {x} to float")                 # rounded to nearest...
+    back = r.op(f"fpext float {f} to double")
+    inexact = r.op(f"fcmp une double {back}, {x}")
+    away = r.op(f"fcmp ogt double {r.intrinsic('fabs', 'double', [back])}, {r.intrinsic('fabs', 'double', [x])}")
+    finite = r.op(f"fcmp olt float {r.intrinsic('fabs', 'float', [f])}, 0x7FF0000000000000")
+    bits = r.op(f"bitcast float {f} to i32")
+    toward_zero = r.op(f"select i1 {away}, i32 {r.op(f'sub i32 {bits}, 1')}, i32 {bits}")  # ...made truncated
+    odd = r.op(f"or i32 {toward_zero}, 1")
+    sticky = r.op(f"select i1 {r.op(f'and i1 {inexact}, {finite}')}, i32 {odd}, i32 {bits}")
+    return r.op(f"fptrunc float {r.op(f'bitcast i32 {sticky} to float')} to half")
 
 
 _ALU: dict[Op, Render] = {
@@ -466,4 +533,4 @@ done:
   ret {t} %res
 }}
 """
-_HELPERS = {f"ipow_{t}": _IPOW.format(t=t) for t in ("i32", "i64")}
+_HELPERS = {f"ipow_{t}": _IPOW.format(t=t) for t in ("i8", "i16", "i32", "i64")}
