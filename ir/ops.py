@@ -22,6 +22,24 @@ class Op(Enum):
     SIN = auto()
     COS = auto()
     TANH = auto()
+    FLOOR = auto()      # rounding ops: identity on integers and bool (as the Array API says)
+    CEIL = auto()
+    TRUNC = auto()
+    ROUND = auto()      # to nearest, ties to even
+    TAN = auto()
+    ASIN = auto()
+    ACOS = auto()
+    ATAN = auto()
+    SINH = auto()
+    COSH = auto()
+    ASINH = auto()
+    ACOSH = auto()
+    ATANH = auto()
+    EXPM1 = auto()
+    LOG1P = auto()
+    LOG2 = auto()
+    LOG10 = auto()
+    SIGNBIT = auto()    # bool: the sign bit is set (True for -0.0 and negative nan)
     CAST = auto()       # arg: the target DType (the node's dtype)
     # binary elementwise (operands have equal shape and dtype; the front end inserts casts)
     ADD = auto()
@@ -40,6 +58,11 @@ class Op(Enum):
     AND = auto()
     OR = auto()
     XOR = auto()
+    SHL = auto()        # shifts by the operand's bit width or more give 0 (or -1 for >> of a negative)
+    SHR = auto()
+    ATAN2 = auto()
+    HYPOT = auto()
+    COPYSIGN = auto()
     # ternary
     WHERE = auto()      # src: (condition: bool, if_true, if_false)
     # reductions; arg: the reduced axes; the reduced axes stay in the shape with size 1
@@ -63,10 +86,15 @@ class Op(Enum):
 
 
 SOURCE = frozenset({Op.BUFFER, Op.CONST})
-UNARY = frozenset({Op.NEG, Op.NOT, Op.ABS, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.CAST})
+UNARY = frozenset({
+    Op.NEG, Op.NOT, Op.ABS, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.CAST,
+    Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH, Op.COSH,
+    Op.ASINH, Op.ACOSH, Op.ATANH, Op.EXPM1, Op.LOG1P, Op.LOG2, Op.LOG10, Op.SIGNBIT,
+})
 BINARY = frozenset({
     Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MAX, Op.MIN,
-    Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE, Op.AND, Op.OR, Op.XOR,
+    Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE, Op.AND, Op.OR, Op.XOR, Op.SHL, Op.SHR,
+    Op.ATAN2, Op.HYPOT, Op.COPYSIGN,
 })
 COMPARISON = frozenset({Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE})
 TERNARY = frozenset({Op.WHERE})
@@ -83,4 +111,7 @@ COMPLEX_OUT_FUSABLE: frozenset[Op] = frozenset()
 OPAQUE: frozenset[Op] = frozenset()
 
 # Transcendental ops: costly enough that the scheduler counts them when estimating work.
-TRANSCENDENTAL = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW})
+TRANSCENDENTAL = frozenset({
+    Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH,
+    Op.COSH, Op.ASINH, Op.ACOSH, Op.ATANH, Op.EXPM1, Op.LOG1P, Op.LOG2, Op.LOG10, Op.ATAN2, Op.HYPOT,
+})

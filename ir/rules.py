@@ -24,7 +24,7 @@ def _same_as_first(srcs: tuple[DType, ...], arg: Any) -> DType:
 
 DTYPE_RULES: dict[Op, Callable[[tuple[DType, ...], Any], DType]] = {
     **{op: _same_as_first for op in ELEMENTWISE | MOVEMENT | REDUCTION},
-    **{op: (lambda srcs, arg: bool_) for op in COMPARISON},
+    **{op: (lambda srcs, arg: bool_) for op in COMPARISON | {Op.SIGNBIT}},
     Op.CAST: lambda srcs, arg: arg,
     Op.WHERE: lambda srcs, arg: srcs[1],
 }
@@ -84,15 +84,27 @@ def _reduce(fn: Callable) -> Callable:
     return run
 
 
+def _rounding(fn: Callable) -> Callable:
+    # integers and bool are already whole: the Array API returns them unchanged
+    return lambda x: fn(x) if x.dtype.kind == "f" else x
+
+
 _UNARY_NUMPY = {
     Op.NEG: np.negative, Op.NOT: _not, Op.ABS: np.abs, Op.SQRT: np.sqrt, Op.EXP: np.exp,
     Op.LOG: np.log, Op.SIN: np.sin, Op.COS: np.cos, Op.TANH: np.tanh,
+    Op.FLOOR: _rounding(np.floor), Op.CEIL: _rounding(np.ceil), Op.TRUNC: _rounding(np.trunc),
+    Op.ROUND: _rounding(np.round), Op.TAN: np.tan, Op.ASIN: np.arcsin, Op.ACOS: np.arccos,
+    Op.ATAN: np.arctan, Op.SINH: np.sinh, Op.COSH: np.cosh, Op.ASINH: np.arcsinh,
+    Op.ACOSH: np.arccosh, Op.ATANH: np.arctanh, Op.EXPM1: np.expm1, Op.LOG1P: np.log1p,
+    Op.LOG2: np.log2, Op.LOG10: np.log10, Op.SIGNBIT: np.signbit,
 }
 _BINARY_NUMPY = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.true_divide,
     Op.FLOORDIV: np.floor_divide, Op.MOD: np.mod, Op.POW: _pow, Op.MAX: np.maximum,
     Op.MIN: np.minimum, Op.CMPLT: np.less, Op.CMPLE: np.less_equal, Op.CMPEQ: np.equal,
     Op.CMPNE: np.not_equal, Op.AND: np.bitwise_and, Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor,
+    Op.SHL: np.left_shift, Op.SHR: np.right_shift, Op.ATAN2: np.arctan2, Op.HYPOT: np.hypot,
+    Op.COPYSIGN: np.copysign,
 }
 
 NUMPY_REFERENCE: dict[Op, Callable[[list[np.ndarray], Any, DType], np.ndarray]] = {

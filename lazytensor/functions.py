@@ -3,10 +3,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import math
+
+import numpy as np
+
+from .ir.dtypes import bool_, result_type, ufunc_result
 from .ir.ops import Op
+from .ir.passes import const
+from .ir.rules import make
 from .movement import (broadcast_to, concatenate, expand_dims, flip, pad, permute, reshape,
                        squeeze, stack)
-from .tensor import Tensor, binary, where
+from .tensor import Tensor, binary, float_unary, where
 
 
 def _tensor(x: Any) -> Tensor:
@@ -67,6 +74,181 @@ equal = _binary(Op.CMPEQ, "equal", "a == b")
 not_equal = _binary(Op.CMPNE, "not_equal", "a != b")
 
 
+bitwise_and = _binary(Op.AND, "bitwise_and", "a & b")
+bitwise_or = _binary(Op.OR, "bitwise_or", "a | b")
+bitwise_xor = _binary(Op.XOR, "bitwise_xor", "a ^ b")
+bitwise_left_shift = _binary(Op.SHL, "bitwise_left_shift", "a << b (0 once b reaches the bit width)")
+bitwise_right_shift = _binary(Op.SHR, "bitwise_right_shift", "a >> b (arithmetic for signed a)")
+atan2 = arctan2 = _binary(Op.ATAN2, "atan2", "The angle of the point (b, a): atan(a / b) in the right quadrant")
+hypot = _binary(Op.HYPOT, "hypot", "sqrt(a**2 + b**2) without overflow")
+copysign = _binary(Op.COPYSIGN, "copysign", "|a| with the sign of b")
+
+
+def _float_function(op: Op, name: str, doc: str):
+    def function(x: Any) -> Tensor:
+        return float_unary(op, _tensor(x))
+    function.__name__ = name
+    function.__doc__ = f"{doc}, elementwise; integers compute in float like numpy.\n\n>>> lt.{name}(lt.asarray([0.5]))"
+    return function
+
+
+tan = _float_function(Op.TAN, "tan", "Tangent")
+asin = arcsin = _float_function(Op.ASIN, "asin", "Inverse sine")
+acos = arccos = _float_function(Op.ACOS, "acos", "Inverse cosine")
+atan = arctan = _float_function(Op.ATAN, "atan", "Inverse tangent")
+sinh = _float_function(Op.SINH, "sinh", "Hyperbolic sine")
+cosh = _float_function(Op.COSH, "cosh", "Hyperbolic cosine")
+asinh = arcsinh = _float_function(Op.ASINH, "asinh", "Inverse hyperbolic sine")
+acosh = arccosh = _float_function(Op.ACOSH, "acosh", "Inverse hyperbolic cosine")
+atanh = arctanh = _float_function(Op.ATANH, "atanh", "Inverse hyperbolic tangent")
+expm1 = _float_function(Op.EXPM1, "expm1", "exp(x) - 1, accurate near 0")
+log1p = _float_function(Op.LOG1P, "log1p", "log(1 + x), accurate near 0")
+log2 = _float_function(Op.LOG2, "log2", "Base-2 logarithm")
+log10 = _float_function(Op.LOG10, "log10", "Base-10 logarithm")
+
+
+def _rounding(op: Op, name: str, doc: str):
+    def function(x: Any) -> Tensor:
+        x = _tensor(x)
+        return x._new(make(op, x.node)) if x.dtype.is_float else x._new(x.node)
+    function.__name__ = name
+    function.__doc__ = (f"{doc}, elementwise; integers and bool are returned unchanged (Array API)."
+                        f"\n\n>>> lt.{name}(lt.asarray([-1.5, 2.5]))")
+    return function
+
+
+floor = _rounding(Op.FLOOR, "floor", "The largest integer <= x")
+ceil = _rounding(Op.CEIL, "ceil", "The smallest integer >= x")
+trunc = _rounding(Op.TRUNC, "trunc", "x rounded toward zero")
+round = _rounding(Op.ROUND, "round", "x rounded to the nearest integer, ties to even")
+
+
+def _all(x: Tensor, value: bool) -> Tensor:
+    return x._new(const(value, bool_, x.shape))
+
+
+def signbit(x: Any) -> Tensor:
+    """True where the sign bit is set (also for -0.0). >>> lt.signbit(lt.asarray([-0.0, 1.0]))"""
+    x = _tensor(x)
+    return x._new(make(Op.SIGNBIT, x.node))
+
+
+def isnan(x: Any) -> Tensor:
+    """True where x is nan. >>> lt.isnan(lt.asarray([float('nan'), 1.0])).tolist() == [True, False]"""
+    x = _tensor(x)
+    return x != x if x.dtype.is_float else _all(x, False)
+
+
+def isinf(x: Any) -> Tensor:
+    """True where x is +inf or -inf. >>> lt.isinf(lt.asarray([float('inf'), 1.0]))"""
+    x = _tensor(x)
+    return x.abs() == math.inf if x.dtype.is_float else _all(x, False)
+
+
+def isfinite(x: Any) -> Tensor:
+    """True where x is neither inf nor nan. >>> lt.isfinite(lt.asarray([float('nan'), 1.0]))"""
+    x = _tensor(x)
+    return x.abs() < math.inf if x.dtype.is_float else _all(x, True)
+
+
+def sign(x: Any) -> Tensor:
+    """-1, 0 or 1 by the sign of x (nan stays nan). >>> lt.sign(lt.asarray([-2, 0, 3])).tolist() == [-1, 0, 1]"""
+    x = _tensor(x)
+    if x.dtype.is_bool:
+        raise TypeError("sign is not defined for bool (numpy refuses it too); cast with .astype() first")
+    # zeros (either sign) give +0 and nan stays nan, as in numpy
+    positive = where(x > 0, 1, where(x == 0, 0, x)).astype(x.dtype)
+    return where(x < 0, -1, positive).astype(x.dtype) if not x.dtype.is_unsigned else positive
+
+
+def square(x: Any) -> Tensor:
+    """x * x. >>> lt.square(lt.asarray([3])).tolist() == [9]"""
+    x = _tensor(x)
+    x = x.astype(ufunc_result(np.square, x.dtype))  # numpy squares bool in int8
+    return x * x
+
+
+def positive(x: Any) -> Tensor:
+    """+x (the same values). >>> lt.positive(lt.asarray([-1])).tolist() == [-1]"""
+    x = _tensor(x)
+    if x.dtype.is_bool:
+        raise TypeError("positive is not defined for bool (numpy refuses it too)")
+    return x._new(x.node)
+
+
+def bitwise_invert(x: Any) -> Tensor:
+    """~x: bitwise not of integers, logical not of bool."""
+    return ~_tensor(x)
+
+
+def logical_not(x: Any) -> Tensor:
+    """not x, as bool. >>> lt.logical_not(lt.asarray([0, 2])).tolist() == [True, False]"""
+    return ~_tensor(x).astype(bool_)
+
+
+def _logical(op: Op, name: str, word: str):
+    def function(a: Any, b: Any) -> Tensor:
+        a = _tensor(a).astype(bool_)
+        b = bool(b) if isinstance(b, (bool, int, float)) else _tensor(b).astype(bool_)
+        return binary(op, a, b)
+    function.__name__ = name
+    function.__doc__ = f"a {word} b, as bool.\n\n>>> lt.{name}(lt.asarray([True, False]), True)"
+    return function
+
+
+logical_and = _logical(Op.AND, "logical_and", "and")
+logical_or = _logical(Op.OR, "logical_or", "or")
+logical_xor = _logical(Op.XOR, "logical_xor", "xor")
+
+
+def logaddexp(a: Any, b: Any) -> Tensor:
+    """log(exp(a) + exp(b)) without overflow. >>> lt.logaddexp(lt.asarray([1000.0]), 1000.0)"""
+    a = _tensor(a)
+    if not isinstance(b, Tensor) and not isinstance(b, (int, float)):
+        b = _tensor(b)
+    common = result_type(a.dtype, b.dtype if isinstance(b, Tensor) else b)
+    dtype = ufunc_result(np.logaddexp, common, common)
+    a = a.astype(dtype)
+    b = b.astype(dtype) if isinstance(b, Tensor) else b
+    high = maximum(a, b)
+    low = minimum(a, b)
+    # equal infinities would give inf - inf = nan below: there the answer is the value itself
+    spread = log1p(exp(low - high))
+    return where(low == high, high + math.log(2.0), high + spread)
+
+
+def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:
+    """x limited to [min, max] (either may be None); keeps x's dtype.
+
+    >>> lt.clip(lt.asarray([-2, 5, 9]), 0, 6).tolist()
+    [0, 5, 6]
+    """
+    x = _tensor(x)
+    result = x
+    if min is not None:
+        result = maximum(result, min)
+    if max is not None:
+        result = minimum(result, max)
+    return result.astype(x.dtype)
+
+
+def conj(x: Any) -> Tensor:
+    """The complex conjugate: x itself for real dtypes."""
+    x = _tensor(x)
+    return x._new(x.node)
+
+
+def real(x: Any) -> Tensor:
+    """The real part: x itself for real dtypes."""
+    return conj(x)
+
+
+def imag(x: Any) -> Tensor:
+    """The imaginary part: zeros for real dtypes."""
+    x = _tensor(x)
+    return x._new(const(0, x.dtype, x.shape))
+
+
 def greater(a: Any, b: Any) -> Tensor:
     """a > b elementwise. >>> lt.greater(lt.arange(3), 1).tolist() == [False, False, True]"""
     return less(b, a)
@@ -89,4 +271,10 @@ __all__ = [
     "floor_divide", "mod", "remainder", "pow", "power", "maximum", "minimum", "less", "less_equal",
     "equal", "not_equal", "greater", "greater_equal", "matmul", "where", "reshape", "permute",
     "broadcast_to", "squeeze", "expand_dims", "flip", "pad", "concatenate", "stack",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+    "bitwise_invert", "atan2", "arctan2", "hypot", "copysign", "tan", "asin", "arcsin", "acos",
+    "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh",
+    "arctanh", "expm1", "log1p", "log2", "log10", "floor", "ceil", "trunc", "round", "signbit",
+    "isnan", "isinf", "isfinite", "sign", "square", "positive", "logical_not", "logical_and",
+    "logical_or", "logical_xor", "logaddexp", "clip", "conj", "real", "imag",
 ]

@@ -177,6 +177,10 @@ class Tensor:
     def __ge__(self, other): return binary(Op.CMPLE, other, self)
     def __eq__(self, other): return binary(Op.CMPEQ, self, other)  # type: ignore[override]
     def __ne__(self, other): return binary(Op.CMPNE, self, other)  # type: ignore[override]
+    def __lshift__(self, other): return binary(Op.SHL, self, other)
+    def __rlshift__(self, other): return binary(Op.SHL, other, self)
+    def __rshift__(self, other): return binary(Op.SHR, self, other)
+    def __rrshift__(self, other): return binary(Op.SHR, other, self)
     def __matmul__(self, other): return matmul(self, other)
     def __rmatmul__(self, other): return matmul(other, self)
 
@@ -190,6 +194,8 @@ class Tensor:
     def __iand__(self, other): return self._inplace(Op.AND, other)
     def __ior__(self, other): return self._inplace(Op.OR, other)
     def __ixor__(self, other): return self._inplace(Op.XOR, other)
+    def __ilshift__(self, other): return self._inplace(Op.SHL, other)
+    def __irshift__(self, other): return self._inplace(Op.SHR, other)
     def __imatmul__(self, other): return self._inplace_result(matmul(self, other), "@=")
 
     def _inplace(self, op: Op, other) -> "Tensor":
@@ -228,27 +234,27 @@ class Tensor:
 
     def exp(self) -> "Tensor":
         """e**x elementwise (integers compute in float64)."""
-        return _float_unary(Op.EXP, self)
+        return float_unary(Op.EXP, self)
 
     def log(self) -> "Tensor":
         """Natural logarithm elementwise; log(0) = -inf, log(x<0) = nan."""
-        return _float_unary(Op.LOG, self)
+        return float_unary(Op.LOG, self)
 
     def sqrt(self) -> "Tensor":
         """Square root elementwise; sqrt(x<0) = nan."""
-        return _float_unary(Op.SQRT, self)
+        return float_unary(Op.SQRT, self)
 
     def sin(self) -> "Tensor":
         """Sine elementwise (radians)."""
-        return _float_unary(Op.SIN, self)
+        return float_unary(Op.SIN, self)
 
     def cos(self) -> "Tensor":
         """Cosine elementwise (radians)."""
-        return _float_unary(Op.COS, self)
+        return float_unary(Op.COS, self)
 
     def tanh(self) -> "Tensor":
         """Hyperbolic tangent elementwise."""
-        return _float_unary(Op.TANH, self)
+        return float_unary(Op.TANH, self)
 
     def pow(self, exponent) -> "Tensor":
         """x ** exponent elementwise, with broadcasting."""
@@ -386,7 +392,7 @@ def _cast(node: Node, dtype: DType) -> Node:
     return node if node.dtype is dtype else make(Op.CAST, node, arg=dtype)
 
 
-def _float_unary(op: Op, x: Tensor) -> Tensor:
+def float_unary(op: Op, x: Tensor) -> Tensor:
     # numpy's rule: integers and bool compute in the smallest float that holds them exactly
     return x._new(make(op, _cast(x.node, ufunc_result(np.exp, x.dtype))))
 
@@ -462,6 +468,8 @@ _UFUNC = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.true_divide,
     Op.FLOORDIV: np.floor_divide, Op.MOD: np.remainder, Op.POW: np.power, Op.MAX: np.maximum,
     Op.MIN: np.minimum, Op.AND: np.bitwise_and, Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor,
+    Op.SHL: np.left_shift, Op.SHR: np.right_shift, Op.ATAN2: np.arctan2, Op.HYPOT: np.hypot,
+    Op.COPYSIGN: np.copysign,
 }
 
 

@@ -26,10 +26,10 @@ def identity(op: Op, dtype: DType):
         return -0.0 if dtype.is_float else (False if dtype.is_bool else 0)
     if op is Op.PROD:
         return 1.0 if dtype.is_float else (True if dtype.is_bool else 1)
-    big = {"f": math.inf, "b": True, "i": (1 << (8 * dtype.itemsize - 1)) - 1}[dtype.kind]
-    if op is Op.REDUCE_MAX:
-        return False if dtype.is_bool else (-big if dtype.is_float else -big - 1)
-    return big
+    bits = 8 * dtype.itemsize
+    lowest, highest = {"f": (-math.inf, math.inf), "b": (False, True), "u": (0, (1 << bits) - 1),
+                       "i": (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)}[dtype.kind]
+    return lowest if op is Op.REDUCE_MAX else highest
 
 
 @dataclass

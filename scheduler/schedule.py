@@ -59,7 +59,9 @@ def heuristic_schedule(expr: Node, target: Target) -> Schedule:
     the innermost loop vectorized for the SIMD width (with several accumulators in reductions)."""
     shape = expr.shape
     reduces = reductions(expr)
-    lanes = max(1, target.simd_bytes // max(1, expr.dtype.itemsize))
+    # as many lanes as the widest value in the kernel fits in one vector register
+    widest = max(n.dtype.itemsize for n in toposort([expr]))
+    lanes = max(1, target.simd_bytes // widest)
     work = math.prod(shape) * max([1] + [r.src[0].size // max(1, r.size) for r in reduces])
     prims: list[Primitive] = []
     if not reduces:

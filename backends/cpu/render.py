@@ -160,7 +160,8 @@ class _Renderer:
     def _loop_metadata(self, f: For) -> str:
         props = []
         if f.kind is LoopKind.VECTORIZED:
-            props.append('!{!"llvm.loop.vectorize.enable", i1 true}')
+            # a width hint, not `vectorize.enable`: LLVM follows it where it is legal, and where
+            # it is not (a call inside, say) it quietly keeps the loop scalar instead of warning
             props.append(f'!{{!"llvm.loop.vectorize.width", i32 {f.vector_width}}}')
             if f.unroll > 1:
                 props.append(f'!{{!"llvm.loop.interleave.count", i32 {f.unroll}}}')
@@ -477,6 +478,57 @@ def _double_to_half(r: _Renderer, x: str) -> str:
     return r.op(f"fptrunc float {r.op(f'bitcast i32 {sticky} to float')} to half")
 
 
+def _rounding(intrinsic_name: str) -> Render:
+    def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+        if not e.dtype.is_float:
+            return s[0]  # integers and bool are whole already
+        return r.intrinsic(intrinsic_name, _ty(e), s)
+    return render
+
+
+def _libm(name: str) -> Render:
+    """A C library function: `name` for double, `name`f for float; half computes in float.
+    Scalar calls: a loop that uses one is not vectorized (issue 6 makes these vector code)."""
+    def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+        t = _ty(e)
+        wide = "float" if t == "half" else t
+        args = [r.op(f"fpext half {v} to float") if t == "half" else v for v in s]
+        r.scalar_calls += 1
+        value = r.call(name + ("f" if wide == "float" else ""), wide, [(wide, v) for v in args])
+        return r.op(f"fptrunc float {value} to half") if t == "half" else value
+    return render
+
+
+def _signbit(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    src = e.srcs[0].dtype
+    if src.is_float:
+        bits = {2: "i16", 4: "i32", 8: "i64"}[src.itemsize]
+        return r.op(f"icmp slt {bits} {r.op(f'bitcast {_src_ty(e)} {s[0]} to {bits}')}, 0")
+    if src.is_int:
+        return r.op(f"icmp slt {_src_ty(e)} {s[0]}, 0")
+    return "false"  # unsigned and bool have no sign
+
+
+def _shift(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    """numpy's shifts: by the bit width or more, << gives 0 and >> gives 0 or -1 (the sign)."""
+    t, (a, b), bits = _ty(e), s, 8 * e.dtype.itemsize
+    if e.dtype.is_bool:
+        t, bits = "i1", 1
+    too_far = r.op(f"icmp uge {t} {b}, {bits}")  # unsigned: a negative count is also too far
+    safe = r.op(f"select i1 {too_far}, {t} 0, {t} {b}")
+    if e.op is Op.SHL:
+        return r.op(f"select i1 {too_far}, {t} 0, {t} {r.op(f'shl {t} {a}, {safe}')}")
+    kind = "ashr" if e.dtype.is_int else "lshr"
+    fill = r.op(f"ashr {t} {a}, {bits - 1}") if e.dtype.is_int else "0"
+    return r.op(f"select i1 {too_far}, {t} {fill}, {t} {r.op(f'{kind} {t} {a}, {safe}')}")
+
+
+_LIBM_UNARY = {
+    Op.TAN: "tan", Op.ASIN: "asin", Op.ACOS: "acos", Op.ATAN: "atan", Op.SINH: "sinh",
+    Op.COSH: "cosh", Op.ASINH: "asinh", Op.ACOSH: "acosh", Op.ATANH: "atanh", Op.EXPM1: "expm1",
+    Op.LOG1P: "log1p", Op.LOG2: "log2", Op.LOG10: "log10",
+}
+
 _ALU: dict[Op, Render] = {
     Op.ADD: _arith("fadd", "add", "or"),
     Op.SUB: _arith("fsub", "sub", "xor"),
@@ -501,6 +553,17 @@ _ALU: dict[Op, Render] = {
     **{op: _math(op) for op in _MATH_OPS},
     Op.CAST: _cast,
     Op.WHERE: _where,
+    Op.FLOOR: _rounding("floor"),
+    Op.CEIL: _rounding("ceil"),
+    Op.TRUNC: _rounding("trunc"),
+    Op.ROUND: _rounding("roundeven"),
+    **{op: _libm(name) for op, name in _LIBM_UNARY.items()},
+    Op.ATAN2: _libm("atan2"),
+    Op.HYPOT: _libm("hypot"),
+    Op.COPYSIGN: lambda r, e, s, flags: r.intrinsic("copysign", _ty(e), s),
+    Op.SIGNBIT: _signbit,
+    Op.SHL: _shift,
+    Op.SHR: _shift,
     Op.IDIV: _index_op("udiv"),
     Op.IMOD: _index_op("urem"),
 }
