@@ -152,3 +152,25 @@ def randn(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device:
     """Standard normal random values; `seed` makes them reproducible."""
     generator = np.random.default_rng(seed) if seed is not None else _rng
     return _from_numpy(generator.standard_normal(_shape(shape)), to_dtype(dtype), canonical_device(device))
+
+
+def linspace(start: float, stop: float, num: int, dtype: Any = None, device: Any = None,
+             endpoint: bool = True) -> Tensor:
+    """`num` evenly spaced values from start to stop (numpy.linspace); floats default to float32.
+
+    >>> lt.linspace(0, 1, 5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, not {num}")
+    values = np.linspace(start, stop, num, endpoint=endpoint)
+    return _from_numpy(values, to_dtype(dtype) if dtype is not None else default_float, canonical_device(device))
+
+
+def eye(n_rows: int, n_cols: Optional[int] = None, k: int = 0, dtype: Any = float32, device: Any = None) -> Tensor:
+    """A 2-D tensor with ones on diagonal k and zeros elsewhere.
+
+    >>> lt.eye(2).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    return _from_numpy(np.eye(n_rows, n_cols, k), to_dtype(dtype), canonical_device(device))

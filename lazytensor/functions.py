@@ -58,6 +58,10 @@ min = _method("min", "Minimum over axes")
 argmax = _method("argmax", "Index of the maximum")
 argmin = _method("argmin", "Index of the minimum")
 transpose = _method("transpose", "Reverse or permute the axes")
+all = _method("all", "True where every element along the axes is nonzero")
+any = _method("any", "True where some element along the axes is nonzero")
+var = _method("var", "Variance over axes (correction= or ddof= for the sample variance)")
+std = _method("std", "Standard deviation over axes")
 
 add = _binary(Op.ADD, "add", "a + b")
 subtract = _binary(Op.SUB, "subtract", "a - b")
@@ -267,6 +271,7 @@ def matmul(a: Any, b: Any) -> Tensor:
 
 __all__ = [
     "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "neg", "negative", "astype", "sum", "prod",
+    "all", "any", "var", "std",
     "mean", "max", "min", "argmax", "argmin", "transpose", "add", "subtract", "multiply", "divide",
     "floor_divide", "mod", "remainder", "pow", "power", "maximum", "minimum", "less", "less_equal",
     "equal", "not_equal", "greater", "greater_equal", "matmul", "where", "reshape", "permute",

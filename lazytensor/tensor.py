@@ -61,6 +61,27 @@ class Tensor:
     def T(self) -> "Tensor":
         return self.transpose()
 
+    @property
+    def mT(self) -> "Tensor":
+        """The last two axes swapped (a stack of matrices, transposed)."""
+        if self.ndim < 2:
+            raise ValueError(f"mT needs at least 2 dimensions; this tensor has shape {self.shape}")
+        return self.permute(tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
+
+    def to_device(self, device: Any, stream: Any = None) -> "Tensor":
+        """This tensor on `device` (only its own device for now: copies come with issue 4)."""
+        target = canonical_device(device)
+        if target != self.device:
+            raise ValueError(f"to_device: copying from {self.device} to {target} is not supported yet")
+        return self
+
+    def __array_namespace__(self, api_version: Optional[str] = None):
+        """The module implementing the Python Array API for this tensor: lazytensor itself."""
+        if api_version not in (None, "2023.12", "2022.12", "2021.12"):
+            raise ValueError(f"lazytensor implements Array API version 2023.12, not {api_version!r}")
+        import lazytensor
+        return lazytensor
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
@@ -314,6 +335,34 @@ class Tensor:
         total = x.sum(axis, keepdims=True)
         mean = total / count if count else total * math.nan
         return self._new(_drop_axes(mean.node, axis, keepdims))
+
+    def all(self, axis=None, keepdims: bool = False) -> "Tensor":
+        """True where every element along `axis` is nonzero (True for empty input)."""
+        return self._new(_drop_axes(_reduce(Op.REDUCE_MIN, _cast(self.node, bool_), axis), axis, keepdims))
+
+    def any(self, axis=None, keepdims: bool = False) -> "Tensor":
+        """True where some element along `axis` is nonzero (False for empty input)."""
+        return self._new(_drop_axes(_reduce(Op.REDUCE_MAX, _cast(self.node, bool_), axis), axis, keepdims))
+
+    def var(self, axis=None, keepdims: bool = False, correction: float = 0.0, ddof=None) -> "Tensor":
+        """Variance over `axis`: mean squared deviation, divided by n - correction (numpy's ddof).
+
+        >>> lt.asarray([1.0, 2.0, 3.0, 4.0]).var().item()
+        1.25
+        """
+        correction = ddof if ddof is not None else correction
+        x = self if self.dtype.is_float else self.astype(float64)
+        axes = normalize_axes(axis, self.ndim)
+        count = math.prod(self.shape[a] for a in axes)
+        deviation = x - x.mean(axis=axes, keepdims=True)
+        total = (deviation * deviation).sum(axis=axes, keepdims=True)
+        divisor = count - correction
+        result = total / divisor if divisor > 0 else total * math.nan
+        return self._new(_drop_axes(result.node, axes, keepdims))
+
+    def std(self, axis=None, keepdims: bool = False, correction: float = 0.0, ddof=None) -> "Tensor":
+        """Standard deviation over `axis` (the square root of `var`)."""
+        return self.var(axis, keepdims, correction, ddof).sqrt()
 
     def argmax(self, axis: Optional[int] = None, keepdims: bool = False) -> "Tensor":
         """Index of the first maximum along `axis` (of the flattened tensor when None); a nan

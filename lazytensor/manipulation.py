@@ -1,0 +1,197 @@
+"""Array API manipulation and linear-algebra helpers, built from views and fused ops."""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Sequence
+
+from .movement import concatenate, permute
+from .tensor import Tensor, broadcast_shapes, normalize_axes, where
+
+
+def _tensor(x: Any) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    from .creation import asarray
+    return asarray(x)
+
+
+def broadcast_arrays(*arrays: Any) -> list[Tensor]:
+    """Views of `arrays` broadcast to one shape.
+
+    >>> [t.shape for t in lt.broadcast_arrays(lt.zeros((3, 1)), lt.zeros(4))]
+    [(3, 4), (3, 4)]
+    """
+    tensors = [_tensor(a) for a in arrays]
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return [t.broadcast_to(shape) for t in tensors]
+
+
+def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Tensor]:
+    """Coordinate grids from 1-D arrays ('xy': cartesian, 'ij': matrix indexing), as views.
+
+    >>> [g.shape for g in lt.meshgrid(lt.arange(3), lt.arange(2))]
+    [(2, 3), (2, 3)]
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', not {indexing!r}")
+    tensors = [_tensor(a) for a in arrays]
+    for t in tensors:
+        if t.ndim != 1:
+            raise ValueError(f"meshgrid takes 1-D arrays; got shape {t.shape}")
+    sizes = [t.shape[0] for t in tensors]
+    if indexing == "xy" and len(tensors) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    grids = []
+    for i, t in enumerate(tensors):
+        axis = (1 - i if i < 2 else i) if indexing == "xy" and len(tensors) >= 2 else i
+        shape = [1] * len(tensors)
+        shape[axis] = t.shape[0]
+        grids.append(t.reshape(shape).broadcast_to(tuple(sizes)))
+    return grids
+
+
+def moveaxis(x: Any, source: Any, destination: Any) -> Tensor:
+    """Move axes to new positions, the others keeping their order.
+
+    >>> lt.moveaxis(lt.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    x = _tensor(x)
+    src = [normalize_axes(a, x.ndim)[0] for a in (source if isinstance(source, (tuple, list)) else [source])]
+    dst = [normalize_axes(a, x.ndim)[0] for a in (destination if isinstance(destination, (tuple, list)) else [destination])]
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: {len(src)} source axes but {len(dst)} destinations")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(x, order)
+
+
+def roll(x: Any, shift: Any, axis: Any = None) -> Tensor:
+    """Elements shifted along `axis` (the flattened tensor when None), wrapping around.
+
+    >>> lt.roll(lt.arange(5), 2).tolist()
+    [3, 4, 0, 1, 2]
+    """
+    x = _tensor(x)
+    if axis is None:
+        return roll(x.reshape(-1), shift, 0).reshape(x.shape)
+    shifts = shift if isinstance(shift, (tuple, list)) else [shift] * (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    axes = axis if isinstance(axis, (tuple, list)) else [axis]
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+    for s, a in zip(shifts, axes):
+        (a,) = normalize_axes(a, x.ndim)
+        n = x.shape[a]
+        if n == 0:
+            continue
+        s = operator.index(s) % n
+        if s:
+            head = x[(slice(None),) * a + (slice(n - s, None),)]
+            tail = x[(slice(None),) * a + (slice(0, n - s),)]
+            x = concatenate([head, tail], axis=a)
+    return x
+
+
+def tile(x: Any, repetitions: Sequence[int]) -> Tensor:
+    """`x` repeated `repetitions[i]` times along axis i (a broadcast view, reshaped).
+
+    >>> lt.tile(lt.asarray([1, 2]), (2,)).tolist()
+    [1, 2, 1, 2]
+    """
+    x = _tensor(x)
+    reps = tuple(repetitions) if isinstance(repetitions, (tuple, list)) else (repetitions,)
+    rank = max(len(reps), x.ndim)
+    reps = (1,) * (rank - len(reps)) + reps
+    x = x.reshape((1,) * (rank - x.ndim) + x.shape)
+    spread = x.reshape(tuple(d for n in x.shape for d in (1, n)))
+    big = spread.broadcast_to(tuple(d for r, n in zip(reps, x.shape) for d in (r, n)))
+    return big.reshape(tuple(r * n for r, n in zip(reps, x.shape)))
+
+
+def repeat(x: Any, repeats: int, axis: Any = None) -> Tensor:
+    """Each element repeated `repeats` times along `axis` (the flattened tensor when None).
+
+    >>> lt.repeat(lt.asarray([1, 2]), 2).tolist()
+    [1, 1, 2, 2]
+    """
+    x = _tensor(x)
+    if isinstance(repeats, Tensor) or isinstance(repeats, (tuple, list)):
+        raise TypeError("repeat: only one int count is supported so far (not one per element)")
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    (axis,) = normalize_axes(axis, x.ndim)
+    expanded = x.reshape(x.shape[:axis + 1] + (1,) + x.shape[axis + 1:])
+    expanded = expanded.broadcast_to(x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:])
+    return expanded.reshape(x.shape[:axis] + (x.shape[axis] * repeats,) + x.shape[axis + 1:])
+
+
+def _band(x: Tensor, k: int, lower: bool) -> Tensor:
+    from .creation import arange
+    if x.ndim < 2:
+        raise ValueError(f"tril/triu need at least 2 dimensions; got shape {x.shape}")
+    rows, cols = x.shape[-2:]
+    offset = arange(cols, device=x.device).reshape(1, cols) - arange(rows, device=x.device).reshape(rows, 1)
+    keep = offset <= k if lower else offset >= k
+    return where(keep, x, 0).astype(x.dtype)
+
+
+def tril(x: Any, k: int = 0) -> Tensor:
+    """The lower triangle (on and below diagonal k) of the last two axes; zeros elsewhere."""
+    return _band(_tensor(x), k, lower=True)
+
+
+def triu(x: Any, k: int = 0) -> Tensor:
+    """The upper triangle (on and above diagonal k) of the last two axes; zeros elsewhere."""
+    return _band(_tensor(x), k, lower=False)
+
+
+def matrix_transpose(x: Any) -> Tensor:
+    """The last two axes swapped. >>> lt.matrix_transpose(lt.zeros((2, 3, 4))).shape == (2, 4, 3)"""
+    return _tensor(x).mT
+
+
+def vecdot(x1: Any, x2: Any, axis: int = -1) -> Tensor:
+    """The dot product along `axis`, with broadcasting (one fused multiply-sum kernel).
+
+    >>> lt.vecdot(lt.ones((2, 3)), lt.ones(3)).tolist()
+    [3.0, 3.0]
+    """
+    a, b = _tensor(x1), _tensor(x2)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("vecdot needs at least one axis in each operand")
+    if a.shape[axis] != b.shape[axis]:
+        raise ValueError(f"vecdot: axis {axis} has size {a.shape[axis]} in {a.shape} but {b.shape[axis]} in {b.shape}")
+    product = a * b
+    return product.any(axis) if product.dtype.is_bool else product.sum(axis=axis).astype(product.dtype)
+
+
+def tensordot(x1: Any, x2: Any, axes: Any = 2) -> Tensor:
+    """Sum of products over `axes` (an int: the last n of x1 with the first n of x2; or two lists).
+
+    >>> lt.tensordot(lt.ones((2, 3, 4)), lt.ones((3, 4, 5))).shape
+    (2, 5)
+    """
+    a, b = _tensor(x1), _tensor(x2)
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError("tensordot: axes must be non-negative")
+        a_axes, b_axes = list(range(a.ndim - axes, a.ndim)), list(range(axes))
+    else:
+        a_axes, b_axes = [list(v) if isinstance(v, (tuple, list)) else [v] for v in axes]
+    a_axes = [normalize_axes(v, a.ndim)[0] for v in a_axes]
+    b_axes = [normalize_axes(v, b.ndim)[0] for v in b_axes]
+    for i, j in zip(a_axes, b_axes):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"tensordot: axis {i} of {a.shape} and axis {j} of {b.shape} differ in size")
+    a_free = [i for i in range(a.ndim) if i not in a_axes]
+    b_free = [j for j in range(b.ndim) if j not in b_axes]
+    k = math.prod(a.shape[i] for i in a_axes)
+    left = permute(a, a_free + a_axes).reshape(math.prod(a.shape[i] for i in a_free), k)
+    right = permute(b, b_axes + b_free).reshape(k, math.prod(b.shape[j] for j in b_free))
+    return (left @ right).reshape(tuple(a.shape[i] for i in a_free) + tuple(b.shape[j] for j in b_free))
+
+
+__all__ = ["broadcast_arrays", "meshgrid", "moveaxis", "roll", "tile", "repeat", "tril", "triu",
+           "matrix_transpose", "vecdot", "tensordot"]
