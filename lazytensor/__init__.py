@@ -6,8 +6,8 @@
 12.0
 """
 from .backends.runtime import VERSION as __version__
-from .creation import (arange, asarray, empty, empty_like, eye, full, full_like, linspace, manual_seed,
-                       ones, ones_like, rand, randn, zeros, zeros_like)
+from .creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
+                       manual_seed, ones, ones_like, rand, randn, zeros, zeros_like)
 from .devices import devices, stats
 from .functions import *  # noqa: F401,F403  (lt.exp(x), lt.add(a, b), ...)
 from .functions import __all__ as _functions
@@ -25,6 +25,6 @@ __all__ = [
     "__version__", "Tensor", "DType", "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "uint16", "uint32", "uint64", "arange", "asarray",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
-    "zeros", "zeros_like", "devices", "stats", "realize", "unsqueeze", "eye", "linspace",
+    "zeros", "zeros_like", "devices", "stats", "realize", "unsqueeze", "eye", "linspace", "from_dlpack",
     *_functions, *_manipulation,
 ]

@@ -174,3 +174,22 @@ def eye(n_rows: int, n_cols: Optional[int] = None, k: int = 0, dtype: Any = floa
     [[1.0, 0.0], [0.0, 1.0]]
     """
     return _from_numpy(np.eye(n_rows, n_cols, k), to_dtype(dtype), canonical_device(device))
+
+
+def from_dlpack(x: Any, device: Any = None, copy: Optional[bool] = None) -> Tensor:
+    """A tensor sharing the memory of any DLPack producer (numpy, torch, ...) on the cpu: no copy
+    when the data is C-contiguous (unless copy=True), so later writes to the source are seen;
+    a copy otherwise (or a BufferError with copy=False).
+
+    >>> lt.from_dlpack(np.arange(3)).tolist()
+    [0, 1, 2]
+    """
+    device = canonical_device(device)
+    array = np.from_dlpack(x)
+    to_dtype(array.dtype)  # a clear TypeError for dtypes lazytensor lacks
+    if copy or not array.flags.c_contiguous or array.size == 0:  # (kernels may read element 0)
+        if copy is False and array.size:
+            raise BufferError("from_dlpack: the data is not C-contiguous, so sharing it needs a copy")
+        return _from_numpy(array, to_dtype(array.dtype), device)
+    buffer = runtime(device).device.wrap_numpy(array)
+    return Tensor(Node(Op.BUFFER, buffer.dtype, buffer.shape, (), buffer), device)

@@ -112,6 +112,20 @@ class Tensor:
         self.realize()
         return runtime(self.device).device.to_numpy(self.node.arg)
 
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Optional[bool] = None):
+        """DLPack export (zero-copy on the cpu): `np.from_dlpack(x)`, `torch.from_dlpack(x)`."""
+        from .devices import runtime
+        self.realize()
+        array = runtime(self.device).device.to_numpy(self.node.arg, writeable=True)
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        if copy is not None:
+            kwargs["copy"] = copy
+        return array.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU, device 0
+
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         """np.asarray(x) gives a writable copy; with copy=False, the read-only view."""
         array = self.numpy()

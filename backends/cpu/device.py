@@ -52,10 +52,17 @@ class CPUDevice:
         buffer.handle[:array.size] = array.reshape(-1)
         return buffer
 
-    def to_numpy(self, buffer: Buffer) -> np.ndarray:
+    def wrap_numpy(self, array: np.ndarray) -> Buffer:
+        """A buffer over `array`'s own memory (zero-copy; the caller keeps it C-contiguous and
+        alive through the buffer's handle). Never pooled: the memory is not ours to reuse."""
+        buffer = Buffer(self.name, _dtype_of(array), tuple(array.shape), array.reshape(-1), array.ctypes.data)
+        buffer.exported_flag.set()
+        return buffer
+
+    def to_numpy(self, buffer: Buffer, writeable: bool = False) -> np.ndarray:
         buffer.owner.exported_flag.set()  # the user may hold this memory now: never pool it
         view = buffer.handle[:math.prod(buffer.shape)].reshape(buffer.shape).view()
-        view.flags.writeable = False  # the buffer may be shared by lazy graphs: no writes behind them
+        view.flags.writeable = writeable  # read-only by default: lazy graphs may share the buffer
         return view
 
     # ---- kernels --------------------------------------------------------------------------
