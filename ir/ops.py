@@ -77,6 +77,10 @@ class Op(Enum):
     SHRINK = auto()     # arg: ((start, stop, step), ...) per axis; step may be negative
     PAD = auto()        # arg: ((before, after), ...) per axis; pads with zero/False
     FLIP = auto()       # arg: the flipped axes
+    # data-dependent indexing; src: (x, index), arg: the axis of x that `index` picks from.
+    # shape: x.shape[:axis] + index.shape + x.shape[axis+1:]; negative indices count from the
+    # end, and out-of-range ones are clamped (there is no error from inside a kernel)
+    GATHER = auto()
     # kernel-expression leaves: only inside a fused kernel, never in a user graph
     LOAD = auto()       # arg: (input slot, ViewStack)
     VALID = auto()      # bool, True where the ViewStack's mask is valid; arg: ViewStack
@@ -101,12 +105,13 @@ TERNARY = frozenset({Op.WHERE})
 ELEMENTWISE = UNARY | BINARY | TERNARY
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.SHRINK, Op.PAD, Op.FLIP})
 REDUCTION = frozenset({Op.SUM, Op.PROD, Op.REDUCE_MAX, Op.REDUCE_MIN})
+INDEXING = frozenset({Op.GATHER})
 KERNEL_LEAF = frozenset({Op.LOAD, Op.VALID})
 INDEX = frozenset({Op.IDIV, Op.IMOD})
 
 # TVM's fusion categories. Injective ops fuse freely; a reduction absorbs its injective inputs.
 # complex-out-fusable (matmul, conv) and opaque ops (sort, device copies) join with later issues.
-INJECTIVE = ELEMENTWISE | MOVEMENT
+INJECTIVE = ELEMENTWISE | MOVEMENT | INDEXING
 COMPLEX_OUT_FUSABLE: frozenset[Op] = frozenset()
 OPAQUE: frozenset[Op] = frozenset()
 

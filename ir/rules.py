@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .dtypes import DType, bool_
-from .ops import BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCTION, Op
+from .ops import BINARY, COMPARISON, ELEMENTWISE, INDEXING, MOVEMENT, REDUCTION, Op
 
 Shape = tuple[int, ...]
 
@@ -23,7 +23,7 @@ def _same_as_first(srcs: tuple[DType, ...], arg: Any) -> DType:
 
 
 DTYPE_RULES: dict[Op, Callable[[tuple[DType, ...], Any], DType]] = {
-    **{op: _same_as_first for op in ELEMENTWISE | MOVEMENT | REDUCTION},
+    **{op: _same_as_first for op in ELEMENTWISE | MOVEMENT | REDUCTION | INDEXING},
     **{op: (lambda srcs, arg: bool_) for op in COMPARISON | {Op.SIGNBIT}},
     Op.CAST: lambda srcs, arg: arg,
     Op.WHERE: lambda srcs, arg: srcs[1],
@@ -54,6 +54,7 @@ SHAPE_RULES: dict[Op, Callable[[tuple[Shape, ...], Any], Shape]] = {
     Op.SHRINK: _shrink_shape,
     Op.PAD: lambda shapes, pads: tuple(n + b + a for n, (b, a) in zip(shapes[0], pads)),
     Op.FLIP: lambda shapes, axes: shapes[0],
+    Op.GATHER: lambda shapes, axis: shapes[0][:axis] + shapes[1] + shapes[0][axis + 1:],
 }
 
 
@@ -71,6 +72,14 @@ def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with_nonnegative = np.power(a, np.maximum(b, 0))
     with_negative = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
     return np.where(b < 0, with_negative, with_nonnegative).astype(a.dtype)
+
+
+def _gather(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
+    n = x.shape[axis]
+    if n == 0:
+        return np.zeros(x.shape[:axis] + index.shape + x.shape[axis + 1:], x.dtype)
+    index = np.where(index < 0, index + n, index).astype(np.int64)
+    return np.take(x, np.clip(index, 0, n - 1), axis=axis)
 
 
 def _shrink(x: np.ndarray, slices) -> np.ndarray:
@@ -122,6 +131,7 @@ NUMPY_REFERENCE: dict[Op, Callable[[list[np.ndarray], Any, DType], np.ndarray]] 
     Op.SHRINK: lambda srcs, slices, dt: _shrink(srcs[0], slices),
     Op.PAD: lambda srcs, pads, dt: np.pad(srcs[0], pads),
     Op.FLIP: lambda srcs, axes, dt: np.flip(srcs[0], axes),
+    Op.GATHER: lambda srcs, axis, dt: _gather(srcs[0], srcs[1], axis),
 }
 
 assert BINARY <= NUMPY_REFERENCE.keys()

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from .graph import Node, toposort
-from .ops import BINARY, MOVEMENT, REDUCTION, SOURCE, TERNARY, UNARY, Op
+from .ops import BINARY, INDEXING, MOVEMENT, REDUCTION, SOURCE, TERNARY, UNARY, Op
 from .rules import DTYPE_RULES, SHAPE_RULES
 
 _ARITY = {**{op: 0 for op in SOURCE}, **{op: 1 for op in UNARY | MOVEMENT | REDUCTION},
-          **{op: 2 for op in BINARY}, **{op: 3 for op in TERNARY}}
+          **{op: 2 for op in BINARY | INDEXING}, **{op: 3 for op in TERNARY}}
 
 
 class IRError(AssertionError):
@@ -24,6 +24,8 @@ def verify(roots: list[Node]) -> None:
             continue
         if node.op is Op.WHERE and not node.src[0].dtype.is_bool:
             raise IRError(f"{node}: the condition must be bool")
+        if node.op is Op.GATHER and not node.src[1].dtype.is_integer:
+            raise IRError(f"{node}: the index must be an integer")
         if node.op in BINARY and node.src[0].dtype is not node.src[1].dtype:
             raise IRError(f"{node}: operand dtypes differ ({node.src[0].dtype}, {node.src[1].dtype})")
         try:

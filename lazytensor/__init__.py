@@ -11,6 +11,9 @@ from .creation import (arange, asarray, empty, empty_like, eye, from_dlpack, ful
 from .devices import devices, stats
 from .functions import *  # noqa: F401,F403  (lt.exp(x), lt.add(a, b), ...)
 from .functions import __all__ as _functions
+from .indexing import nonzero, take, take_along_axis
+from .info import *  # noqa: F401,F403  (finfo, iinfo, result_type, can_cast, isdtype, ...)
+from .info import __all__ as _info
 from .manipulation import *  # noqa: F401,F403  (moveaxis, roll, tile, tensordot, ...)
 from .manipulation import __all__ as _manipulation
 from .ir.dtypes import (DType, bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
@@ -26,5 +29,6 @@ __all__ = [
     "int64", "uint8", "uint16", "uint32", "uint64", "arange", "asarray",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "stats", "realize", "unsqueeze", "eye", "linspace", "from_dlpack",
-    *_functions, *_manipulation,
+    "take", "take_along_axis", "nonzero",
+    *_functions, *_manipulation, *_info,
 ]

@@ -107,27 +107,73 @@ def pad(x: Tensor, pad_width: Any, value: Any = 0) -> Tensor:
     return where(x._new(inside), x._new(padded), value).astype(x.dtype)
 
 
+def _is_array_index(item: Any) -> bool:
+    return isinstance(item, (Tensor, np.ndarray, list)) or isinstance(item, (bool, np.bool_))
+
+
+def _is_bool_index(item: Any) -> bool:
+    if isinstance(item, Tensor):
+        return item.dtype.is_bool
+    return np.asarray(item).dtype == np.bool_
+
+
 def getitem(x: Tensor, index: Any) -> Tensor:
-    """Basic indexing: ints (negative too), slices with steps, None, Ellipsis."""
+    """numpy indexing: ints (negative too), slices with steps, None, Ellipsis (all views), and one
+    integer array (a lazy gather) or boolean mask (realizes the mask) per index."""
     items = index if isinstance(index, tuple) else (index,)
-    for item in items:
-        if isinstance(item, (Tensor, np.ndarray, list)) or isinstance(item, (bool, np.bool_)):
-            raise IndexError("indexing with arrays, lists or bools (gather / masks) is not supported yet; "
-                             "use ints, slices, None and ...")
-        if not (item is None or item is Ellipsis or isinstance(item, slice) or hasattr(item, "__index__")):
-            raise IndexError(f"only integers, slices (:), ellipsis (...) and None are valid indices, not {item!r}")
+    advanced = [p for p, item in enumerate(items) if _is_array_index(item)]
+    if len(advanced) > 1:
+        raise IndexError("more than one integer-array or boolean index in one indexing is not supported "
+                         "yet; index in two steps")
+    if not advanced:
+        slices, final_shape = basic_index(x, items)
+        return _apply_basic(x, slices, final_shape)
+    (p,) = advanced
+    item = items[p]
+    is_mask = _is_bool_index(item)
+    if isinstance(item, (bool, np.bool_)):
+        raise IndexError("a Python bool as an index is not supported; use a boolean tensor instead")
+    covers = (item.ndim if isinstance(item, Tensor) else np.ndim(item)) if is_mask else 1
+    basic = items[:p] + (slice(None),) * covers + items[p + 1:]
+    rest = basic_index(x, basic)
+    result = _apply_basic(x, *rest)
+    # the result axis where the advanced index acts: one for each slice or None before it
+    before = _expand_ellipsis(items[:p] + (slice(None),) * covers + items[p + 1:], x.ndim)[:_position(items, p, x.ndim)]
+    at = sum(1 for it in before if it is None or isinstance(it, slice))
+    from .indexing import _index_tensor, boolean_mask, take
+    if is_mask:
+        return boolean_mask(result, item, at)
+    return take(result, _index_tensor(item, x, "indexing"), axis=at)
+
+
+def _position(items: tuple, p: int, ndim: int) -> int:
+    """Where item p lands once Ellipsis is expanded."""
     used = sum(1 for item in items if item is not None and item is not Ellipsis)
-    if used > x.ndim:
-        raise IndexError(f"too many indices for tensor: tensor is {x.ndim}-dimensional, but {used} were indexed")
+    if Ellipsis in items[:p]:
+        return p - 1 + (ndim - used)
+    return p
+
+
+def _expand_ellipsis(items: tuple, ndim: int) -> tuple:
+    used = sum(1 for item in items if item is not None and item is not Ellipsis)
+    if used > ndim:
+        raise IndexError(f"too many indices for tensor: tensor is {ndim}-dimensional, but {used} were indexed")
     if sum(item is Ellipsis for item in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if Ellipsis in items:
         at = items.index(Ellipsis)
-        items = items[:at] + (slice(None),) * (x.ndim - used) + items[at + 1:]
-    else:
-        items = items + (slice(None),) * (x.ndim - used)
-    slices, final_shape, axis = [], [], 0
+        return items[:at] + (slice(None),) * (ndim - used) + items[at + 1:]
+    return items + (slice(None),) * (ndim - used)
+
+
+def basic_index(x: Tensor, items: tuple) -> tuple[list[tuple[int, int, int]], list[int]]:
+    """(start, stop, step) per axis of x, and the result's shape, for a basic index."""
     for item in items:
+        if not (item is None or item is Ellipsis or isinstance(item, slice) or hasattr(item, "__index__")):
+            raise IndexError(f"only integers, slices (:), ellipsis (...), None, integer arrays and "
+                             f"boolean arrays are valid indices, not {item!r}")
+    slices, final_shape, axis = [], [], 0
+    for item in _expand_ellipsis(items, x.ndim):
         if item is None:
             final_shape.append(1)
             continue
@@ -143,12 +189,37 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             i %= size
             slices.append((i, i + 1, 1))
         axis += 1
+    return slices, final_shape
+
+
+def _apply_basic(x: Tensor, slices, final_shape) -> Tensor:
     node = x.node
     if any(s != (0, n, 1) for s, n in zip(slices, x.shape)):
         node = make(Op.SHRINK, node, arg=tuple(slices))
     if node.shape != tuple(final_shape):
         node = make(Op.RESHAPE, node, arg=tuple(final_shape))
     return x._new(node)
+
+
+def setitem(x: Tensor, index: Any, value: Any) -> None:
+    """x[index] = value, lazily (x's node becomes a select between value and x). A basic index of
+    unit steps is a pad of the value; any other index realizes only the written positions."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not any(_is_array_index(item) for item in items):
+        slices, final_shape = basic_index(x, items)
+        if all(step == 1 for _, _, step in slices):
+            from .creation import asarray
+            value = value if isinstance(value, Tensor) else asarray(value, device=x.device)
+            if value.device != x.device:
+                raise ValueError(f"setitem: the value is on {value.device} but the tensor on {x.device}")
+            block = tuple(stop - start for start, stop, _ in slices)
+            piece = value.astype(x.dtype).broadcast_to(tuple(final_shape)).reshape(block)
+            widths = tuple((start, n - stop) for (start, stop, _), n in zip(slices, x.shape))
+            inside = make(Op.PAD, const(True, bool_, block), arg=widths)
+            x.node = make(Op.WHERE, inside, make(Op.PAD, piece.node, arg=widths), x.node)
+            return
+    from .indexing import assign
+    assign(x, index, value)
 
 
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:

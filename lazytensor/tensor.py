@@ -448,6 +448,11 @@ class Tensor:
         from .movement import getitem
         return getitem(self, index)
 
+    def __setitem__(self, index, value) -> None:
+        """x[index] = value: lazy, like every other op (numpy's last-write-wins for repeats)."""
+        from .movement import setitem
+        setitem(self, index, value)
+
 
 # ---- helpers that build nodes ------------------------------------------------------------------
 

@@ -20,8 +20,8 @@ def collapse_axes(expr: Node) -> Node:
     """The same kernel expression over the fewest axes."""
     nodes = toposort([expr])
     rank = len(expr.shape)
-    if rank <= 1:
-        return expr
+    if rank <= 1 or any(n.op is Op.GATHER for n in nodes):
+        return expr  # a gather's source lives in its own index space: keep the axes as they are
     views = [n.arg[1] if n.op is Op.LOAD else n.arg for n in nodes if n.op in (Op.LOAD, Op.VALID)]
     reduces = [n for n in nodes if n.op in REDUCTION]
     spaces = [expr.shape] + [r.src[0].shape for r in reduces]

@@ -106,6 +106,14 @@ class _KernelBuilder:
             return Node(Op.WHERE, node.dtype, space, (gate, value, zero))
         if node.op in MOVEMENT:
             return self.visit(node.src[0], path + (node,), shared, in_reduce)
+        if node.op is Op.GATHER:
+            if path and node is not self.root:  # its index space is data-dependent: no view fits
+                self.new_roots.append(node)
+                return self.load(node, path)
+            # x is evaluated at a data-dependent index: reductions inside it cannot be inlined
+            source = self.visit(node.src[0], (), shared, True)
+            index = self.visit(node.src[1], (), shared, in_reduce)
+            return Node(Op.GATHER, node.dtype, node.shape, (source, index), node.arg)
         if node.op in REDUCTION:
             inline = not path and not shared and not in_reduce and self.uses.get(node, 0) == 1
             if node is not self.root and not inline:

@@ -119,6 +119,15 @@ def _wrap(lp: _Loop, body: tuple) -> For:
     return For(Var(lp.name), loop.const(0), lp.stop, body, lp.kind, lp.width, lp.unroll)
 
 
+def _clamped_index(value: Expr, n: int) -> Expr:
+    """An index value as int64, negative ones counted from the end, clamped into [0, n-1]."""
+    i = value if value.dtype is loop.int64 else Alu(Op.CAST, (value,), loop.int64)
+    negative = Alu(Op.CMPLT, (i, loop.const(0)), loop.bool_)
+    i = Alu(Op.WHERE, (negative, loop.add(i, loop.const(n)), i), loop.int64)
+    i = Alu(Op.MAX, (i, loop.const(0)), loop.int64)
+    return Alu(Op.MIN, (i, loop.const(max(n - 1, 0))), loop.int64)
+
+
 def substitute(expr: Expr, name: str, value: Expr) -> Expr:
     """`expr` with the index variable `name` replaced by `value`."""
     if isinstance(expr, Var):
@@ -165,4 +174,10 @@ class _ExprLowering:
         if node.op is Op.VALID:
             _, valid = node.arg.index(idx)
             return Const(True, node.dtype) if valid is None else valid
+        if node.op is Op.GATHER:
+            source, index = node.src
+            axis, k = node.arg, len(index.shape)
+            at = self.expr(index, idx[axis:axis + k])
+            picked = _clamped_index(at, source.shape[axis])
+            return self.expr(source, idx[:axis] + [picked] + idx[axis + k:])
         return Alu(node.op, tuple(self.expr(s, idx) for s in node.src), node.dtype)

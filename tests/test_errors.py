@@ -204,24 +204,27 @@ def test_index_into_0d(device):
         pending((), device=device)[0]
 
 
-ARRAY_INDICES = {
-    "numpy-int-array": lambda x: np.array([0, 2]),
-    "list": lambda x: [0, 2],
-    "tensor": lambda x: lt.asarray([0, 2]),
-    "bool-mask": lambda x: x > 1,
-    "numpy-bool-mask": lambda x: np.ones(x.shape, bool),
+UNSUPPORTED_INDICES = {
     "bool": lambda x: True,
     "numpy-bool": lambda x: np.True_,
-    "array-in-tuple": lambda x: (slice(None), np.array([1, 0])),
+    "two-arrays": lambda x: (np.array([0, 1]), np.array([1, 0])),
+    "array-and-mask": lambda x: (np.array([0, 1]), np.ones(5, bool)),
 }
 
 
-@pytest.mark.parametrize("kind", list(ARRAY_INDICES))
-def test_array_and_bool_indexing_not_supported(device, kind):
+@pytest.mark.parametrize("kind", list(UNSUPPORTED_INDICES))
+def test_unsupported_advanced_indices_raise_at_the_call(device, kind):
     x = pending((3, 5), device=device)
-    index = ARRAY_INDICES[kind](x)
     with raises_at_call(IndexError, "not supported"):
-        x[index]
+        x[UNSUPPORTED_INDICES[kind](x)]
+
+
+def test_float_and_mismatched_array_indices(device):
+    x = pending((3, 5), device=device)
+    with raises_at_call(IndexError, "integers"):
+        x[lt.asarray([0.5, 1.5])]
+    with pytest.raises(IndexError, match=r"\(2,\)"):
+        x[np.ones(2, bool)]  # a mask must cover the axes it indexes
 
 
 @pytest.mark.parametrize("index", [1.5, "a", np.s_[1.0:], np.s_[..., ...]], ids=repr)
