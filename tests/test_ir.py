@@ -10,7 +10,7 @@ from lazytensor.backends.cpu import render as cpu_render  # the module
 from lazytensor.ir.dtypes import float32, int32
 from lazytensor.ir.graph import Node
 from lazytensor.ir.interpret import interpret
-from lazytensor.ir.ops import BINARY, ELEMENTWISE, INDEXING, MOVEMENT, REDUCTION, UNARY, Op
+from lazytensor.ir.ops import ELEMENTWISE, INDEXING, MOVEMENT, REDUCTION, Op
 from lazytensor.ir.rules import DTYPE_RULES, NUMPY_REFERENCE, SHAPE_RULES
 from lazytensor.ir.verify import IRError, verify
 from lazytensor.ir.view import ViewStack
