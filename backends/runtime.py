@@ -59,6 +59,16 @@ class Runtime:
         self.loaded[name] = compiled
         return compiled
 
+    def run_opaque(self, op: Any, arg: Any, inputs: list[Buffer], out: Buffer) -> None:
+        """An opaque op (sort, cumulative sum, ...) as one step, by the device's own code."""
+        start = time.perf_counter()
+        self.device.run_opaque(op, arg, inputs, out)
+        self.stats.kernels_launched += 1
+        if self.debug:
+            elapsed = (time.perf_counter() - start) * 1e6
+            print(f"lt: {self.device.name} {op.name.lower():<40} out {'x'.join(map(str, out.shape)) or 'scalar':<16} "
+                  f"{elapsed:10.1f} us", file=sys.stderr)
+
     def launch(self, compiled: CompiledKernel, buffers: list[Buffer]) -> None:
         start = time.perf_counter() if self.debug else 0.0
         self.device.launch(compiled.program, buffers, compiled.kernel)

@@ -81,6 +81,11 @@ class Op(Enum):
     # shape: x.shape[:axis] + index.shape + x.shape[axis+1:]; negative indices count from the
     # end, and out-of-range ones are clamped (there is no error from inside a kernel)
     GATHER = auto()
+    # opaque: never fused; run as a step of their own on realized inputs
+    SORT = auto()           # arg: (axis, descending); stable
+    ARGSORT = auto()        # arg: (axis, descending); stable; int64
+    CUMSUM = auto()         # arg: (axis, include_initial); in the node's dtype
+    SEARCHSORTED = auto()   # src: (sorted 1-D, values); arg: side ("left"/"right"); int64
     # kernel-expression leaves: only inside a fused kernel, never in a user graph
     LOAD = auto()       # arg: (input slot, ViewStack)
     VALID = auto()      # bool, True where the ViewStack's mask is valid; arg: ViewStack
@@ -113,7 +118,7 @@ INDEX = frozenset({Op.IDIV, Op.IMOD})
 # complex-out-fusable (matmul, conv) and opaque ops (sort, device copies) join with later issues.
 INJECTIVE = ELEMENTWISE | MOVEMENT | INDEXING
 COMPLEX_OUT_FUSABLE: frozenset[Op] = frozenset()
-OPAQUE: frozenset[Op] = frozenset()
+OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED})
 
 # Transcendental ops: costly enough that the scheduler counts them when estimating work.
 TRANSCENDENTAL = frozenset({

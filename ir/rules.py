@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .dtypes import DType, bool_
+from .dtypes import DType, bool_, int64
 from .ops import BINARY, COMPARISON, ELEMENTWISE, INDEXING, MOVEMENT, REDUCTION, Op
 
 Shape = tuple[int, ...]
@@ -27,6 +27,10 @@ DTYPE_RULES: dict[Op, Callable[[tuple[DType, ...], Any], DType]] = {
     **{op: (lambda srcs, arg: bool_) for op in COMPARISON | {Op.SIGNBIT}},
     Op.CAST: lambda srcs, arg: arg,
     Op.WHERE: lambda srcs, arg: srcs[1],
+    Op.SORT: _same_as_first,
+    Op.ARGSORT: lambda srcs, arg: int64,
+    Op.CUMSUM: _same_as_first,
+    Op.SEARCHSORTED: lambda srcs, arg: int64,
 }
 
 
@@ -55,6 +59,10 @@ SHAPE_RULES: dict[Op, Callable[[tuple[Shape, ...], Any], Shape]] = {
     Op.PAD: lambda shapes, pads: tuple(n + b + a for n, (b, a) in zip(shapes[0], pads)),
     Op.FLIP: lambda shapes, axes: shapes[0],
     Op.GATHER: lambda shapes, axis: shapes[0][:axis] + shapes[1] + shapes[0][axis + 1:],
+    Op.SORT: lambda shapes, arg: shapes[0],
+    Op.ARGSORT: lambda shapes, arg: shapes[0],
+    Op.CUMSUM: lambda shapes, arg: tuple(n + (1 if a == arg[0] and arg[1] else 0) for a, n in enumerate(shapes[0])),
+    Op.SEARCHSORTED: lambda shapes, side: shapes[1],
 }
 
 
@@ -80,6 +88,23 @@ def _gather(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
         return np.zeros(x.shape[:axis] + index.shape + x.shape[axis + 1:], x.dtype)
     index = np.where(index < 0, index + n, index).astype(np.int64)
     return np.take(x, np.clip(index, 0, n - 1), axis=axis)
+
+
+def _sort(x: np.ndarray, axis: int, descending: bool, indices: bool) -> np.ndarray:
+    """Stable sort (nan last); descending keeps equal elements in their original order."""
+    if not descending:
+        return np.argsort(x, axis, kind="stable") if indices else np.sort(x, axis, kind="stable")
+    flipped = np.flip(np.argsort(np.flip(x, axis), axis, kind="stable"), axis)
+    order = x.shape[axis] - 1 - flipped
+    return order if indices else np.take_along_axis(x, order, axis)
+
+
+def _cumsum(x: np.ndarray, axis: int, include_initial: bool, dtype) -> np.ndarray:
+    total = np.cumsum(x, axis=axis, dtype=dtype.np)
+    if include_initial:
+        zeros = np.zeros(x.shape[:axis] + (1,) + x.shape[axis + 1:], dtype.np)
+        total = np.concatenate([zeros, total], axis=axis)
+    return total
 
 
 def _shrink(x: np.ndarray, slices) -> np.ndarray:
@@ -132,6 +157,10 @@ NUMPY_REFERENCE: dict[Op, Callable[[list[np.ndarray], Any, DType], np.ndarray]] 
     Op.PAD: lambda srcs, pads, dt: np.pad(srcs[0], pads),
     Op.FLIP: lambda srcs, axes, dt: np.flip(srcs[0], axes),
     Op.GATHER: lambda srcs, axis, dt: _gather(srcs[0], srcs[1], axis),
+    Op.SORT: lambda srcs, arg, dt: _sort(srcs[0], arg[0], arg[1], indices=False),
+    Op.ARGSORT: lambda srcs, arg, dt: _sort(srcs[0], arg[0], arg[1], indices=True).astype(np.int64),
+    Op.CUMSUM: lambda srcs, arg, dt: _cumsum(srcs[0], arg[0], arg[1], dt),
+    Op.SEARCHSORTED: lambda srcs, side, dt: np.searchsorted(srcs[0], srcs[1], side=side).astype(np.int64),
 }
 
 assert BINARY <= NUMPY_REFERENCE.keys()

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from .graph import Node, toposort
-from .ops import BINARY, INDEXING, MOVEMENT, REDUCTION, SOURCE, TERNARY, UNARY, Op
+from .ops import BINARY, INDEXING, MOVEMENT, OPAQUE, REDUCTION, SOURCE, TERNARY, UNARY, Op
 from .rules import DTYPE_RULES, SHAPE_RULES
 
 _ARITY = {**{op: 0 for op in SOURCE}, **{op: 1 for op in UNARY | MOVEMENT | REDUCTION},
-          **{op: 2 for op in BINARY | INDEXING}, **{op: 3 for op in TERNARY}}
+          **{op: 2 for op in BINARY | INDEXING}, **{op: 3 for op in TERNARY},
+          **{op: 1 for op in OPAQUE - {Op.SEARCHSORTED}}, Op.SEARCHSORTED: 2}
 
 
 class IRError(AssertionError):

@@ -15,6 +15,8 @@ from .indexing import nonzero, take, take_along_axis
 from .info import *  # noqa: F401,F403  (finfo, iinfo, result_type, can_cast, isdtype, ...)
 from .info import __all__ as _info
 from .manipulation import *  # noqa: F401,F403  (moveaxis, roll, tile, tensordot, ...)
+from .sorting import *  # noqa: F401,F403  (sort, argsort, cumulative_sum, searchsorted, unique_*)
+from .sorting import __all__ as _sorting
 from .manipulation import __all__ as _manipulation
 from .ir.dtypes import (DType, bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
                         uint32, uint64)
@@ -30,5 +32,5 @@ __all__ = [
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "stats", "realize", "unsqueeze", "eye", "linspace", "from_dlpack",
     "take", "take_along_axis", "nonzero",
-    *_functions, *_manipulation, *_info,
+    *_functions, *_manipulation, *_info, *_sorting,
 ]

@@ -13,7 +13,7 @@ from .backends.protocol import Buffer
 from .backends.runtime import CompiledKernel, Runtime
 from .devices import runtime
 from .ir.graph import Node, pretty
-from .ir.ops import Op
+from .ir.ops import OPAQUE, Op
 from .ir.passes import optimize
 from .ir.verify import verify
 from .scheduler.collapse import collapse_axes
@@ -60,10 +60,12 @@ def run_kernels(rt: Runtime, roots: list[Node]) -> dict[Node, Buffer]:
     """Fuse `roots` into kernels, compile and launch them; the buffer of every realized node."""
     buffers: dict[Node, Buffer] = {}
     for spec in fuse(roots):
-        compiled = compiled_kernel(rt, spec.expr, len(spec.inputs))
         out = rt.device.allocate(spec.root.shape, spec.root.dtype)
         inputs = [n.arg if n.op is Op.BUFFER else buffers[n] for n in spec.inputs]
-        rt.launch(compiled, [out] + inputs)
+        if spec.root.op in OPAQUE:
+            rt.run_opaque(spec.root.op, spec.root.arg, inputs, out)
+        else:
+            rt.launch(compiled_kernel(rt, spec.expr, len(spec.inputs)), [out] + inputs)
         buffers[spec.root] = out
     for root in roots:
         if root.op is Op.BUFFER:

@@ -7,7 +7,8 @@ absorbs its elementwise inputs. A reduction's result is also inlined into its co
 movement op, no other reduction around it); otherwise the reduction is realized into a buffer,
 so `exp(x - x.max(-1, keepdims=True))` costs one kernel for the max, then one for the rest.
 An elementwise node used twice is recomputed in each kernel that needs it: cheaper than a
-round trip through memory.
+round trip through memory. Opaque ops (sort, cumulative sum, ...) are steps of their own: their
+inputs are realized first, and their results are read by later kernels like any buffer.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..ir.dtypes import bool_
 from ..ir.graph import Node, consumers, toposort
-from ..ir.ops import ELEMENTWISE, MOVEMENT, REDUCTION, Op
+from ..ir.ops import ELEMENTWISE, MOVEMENT, OPAQUE, REDUCTION, Op
 from ..ir.passes import const
 from ..ir.view import ViewStack
 
@@ -41,6 +42,13 @@ def fuse(outputs: list[Node]) -> list[KernelSpec]:
         root = pending.pop()
         if root in specs or root.size == 0:
             continue  # a zero-size result needs memory but no kernel
+        if root.op in OPAQUE:  # a step of its own, on realized inputs
+            for source in root.src:
+                if source.op is not Op.BUFFER and source not in roots:
+                    roots.add(source)
+                    pending.append(source)
+            specs[root] = KernelSpec(root, root, root.src)
+            continue
         builder = _KernelBuilder(root, roots, uses)
         specs[root] = builder.build()
         roots.update(builder.new_roots)
@@ -106,6 +114,9 @@ class _KernelBuilder:
             return Node(Op.WHERE, node.dtype, space, (gate, value, zero))
         if node.op in MOVEMENT:
             return self.visit(node.src[0], path + (node,), shared, in_reduce)
+        if node.op in OPAQUE:
+            self.new_roots.append(node)
+            return self.load(node, path)
         if node.op is Op.GATHER:
             if path and node is not self.root:  # its index space is data-dependent: no view fits
                 self.new_roots.append(node)

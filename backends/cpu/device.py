@@ -11,6 +11,7 @@ import math
 import struct
 import threading
 import weakref
+from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 
 import llvmlite.binding as llvm
@@ -18,6 +19,8 @@ import numpy as np
 
 from ...ir.dtypes import DType
 from ...ir.loop import Kernel
+from ...ir.ops import Op
+from ...ir.rules import NUMPY_REFERENCE
 from ..protocol import Buffer, Program
 from .compiler import host_target, target_machine
 
@@ -99,6 +102,13 @@ class CPUDevice:
         for future in futures:
             future.result()
 
+    def run_opaque(self, op: Op, arg: Any, inputs: list[Buffer], out: Buffer) -> None:
+        """Opaque ops on the cpu are numpy's own routines (stable sort, cumsum, searchsorted),
+        the same table the reference interpreter uses, run on the buffers in place."""
+        arrays = [_view(b) for b in inputs]
+        result = NUMPY_REFERENCE[op](arrays, arg, out.dtype)
+        _view(out)[...] = result
+
     def synchronize(self) -> None:
         pass  # launches are synchronous on the cpu
 
@@ -106,6 +116,11 @@ class CPUDevice:
         if self._threads is None:
             self._threads = ThreadPoolExecutor(max_workers=self.target.cores - 1, thread_name_prefix="lt-cpu")
         return self._threads
+
+
+def _view(buffer: Buffer) -> np.ndarray:
+    """The buffer's memory as an array of its shape, for the device's own use (not exported)."""
+    return buffer.handle[:math.prod(buffer.shape)].reshape(buffer.shape)
 
 
 def undefined_symbols(binary: bytes) -> list[str]:

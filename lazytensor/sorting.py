@@ -1,0 +1,141 @@
+"""Sorting, searching, cumulative sums and unique values (the Array API's names).
+
+`sort`, `argsort`, `cumulative_sum` and `searchsorted` stay lazy: each is an opaque step of
+the graph (never fused; its inputs are realized first). `unique_*` have value-dependent shapes,
+so they realize their input when called, as their docstrings say.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional
+
+import numpy as np
+
+from .ir.dtypes import result_type, to_dtype
+from .ir.ops import Op
+from .ir.rules import make
+from .tensor import Tensor, _accumulator, _cast, normalize_axes
+
+
+def _tensor(x: Any) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    from .creation import asarray
+    return asarray(x)
+
+
+def _sort_axis(x: Tensor, axis: int, what: str) -> int:
+    if x.ndim == 0:
+        raise ValueError(f"{what} needs at least one dimension; got a 0-d tensor")
+    return normalize_axes(axis, x.ndim)[0]
+
+
+def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """Values sorted along `axis` (stable; nan last, as numpy).
+
+    >>> lt.sort(lt.asarray([3, 1, 2])).tolist()
+    [1, 2, 3]
+    """
+    x = _tensor(x)
+    return x._new(make(Op.SORT, x.node, arg=(_sort_axis(x, axis, "sort"), bool(descending))))
+
+
+def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """The int64 indices that sort `x` along `axis` (stable: equal values keep their order).
+
+    >>> lt.argsort(lt.asarray([3, 1, 2])).tolist()
+    [1, 2, 0]
+    """
+    x = _tensor(x)
+    return x._new(make(Op.ARGSORT, x.node, arg=(_sort_axis(x, axis, "argsort"), bool(descending))))
+
+
+def cumulative_sum(x: Any, /, *, axis: Optional[int] = None, dtype: Any = None,
+                   include_initial: bool = False) -> Tensor:
+    """Running sums along `axis` (needed for more than one dimension); integers and bool sum in
+    int64 (unsigned in uint64) like numpy.cumsum; include_initial prepends a zero.
+
+    >>> lt.cumulative_sum(lt.asarray([1, 2, 3])).tolist()
+    [1, 3, 6]
+    """
+    x = _tensor(x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-d tensor (shape {x.shape})")
+        axis = 0
+    (axis,) = normalize_axes(axis, x.ndim)
+    target = to_dtype(dtype) if dtype is not None else _accumulator(x.dtype)
+    return x._new(make(Op.CUMSUM, _cast(x.node, target), arg=(axis, bool(include_initial))))
+
+
+def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Tensor:
+    """Where each value of x2 would go in the sorted 1-D x1 to keep it sorted (int64).
+
+    >>> lt.searchsorted(lt.asarray([1, 3, 5]), lt.asarray([0, 3, 9])).tolist()
+    [0, 1, 3]
+    """
+    sorted_x, values = _tensor(x1), _tensor(x2)
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', not {side!r}")
+    if sorted_x.ndim != 1:
+        raise ValueError(f"searchsorted: x1 must be 1-D; got shape {sorted_x.shape}")
+    if sorter is not None:
+        from .indexing import take
+        sorted_x = take(sorted_x, _tensor(sorter))
+    dtype = result_type(sorted_x.dtype, values.dtype)  # compare in the common dtype, like numpy
+    a, b = _cast(sorted_x.node, dtype), _cast(values.node, dtype)
+    return values._new(make(Op.SEARCHSORTED, a, b, arg=side))
+
+
+class UniqueAll(NamedTuple):
+    values: Tensor
+    indices: Tensor
+    inverse_indices: Tensor
+    counts: Tensor
+
+
+class UniqueCounts(NamedTuple):
+    values: Tensor
+    counts: Tensor
+
+
+class UniqueInverse(NamedTuple):
+    values: Tensor
+    inverse_indices: Tensor
+
+
+def _unique(x: Any):
+    from .creation import asarray
+    x = _tensor(x)
+    values, indices, inverse, counts = np.unique(x.numpy().reshape(-1), return_index=True, return_inverse=True,
+                                                 return_counts=True, equal_nan=False)
+    device = x.device
+    return (asarray(values, device=device), asarray(indices.astype(np.int64), device=device),
+            asarray(inverse.astype(np.int64).reshape(x.shape), device=device),
+            asarray(counts.astype(np.int64), device=device))
+
+
+def unique_values(x: Any) -> Tensor:
+    """The distinct values, sorted (each nan counts as distinct). Realizes `x` (the result's
+    size depends on its values). >>> lt.unique_values(lt.asarray([2, 1, 2])).tolist() == [1, 2]"""
+    return _unique(x)[0]
+
+
+def unique_counts(x: Any) -> UniqueCounts:
+    """(values, counts) of the distinct values. Realizes `x`."""
+    values, _, _, counts = _unique(x)
+    return UniqueCounts(values, counts)
+
+
+def unique_inverse(x: Any) -> UniqueInverse:
+    """(values, inverse_indices): values[inverse_indices] rebuilds x. Realizes `x`."""
+    values, _, inverse, _ = _unique(x)
+    return UniqueInverse(values, inverse)
+
+
+def unique_all(x: Any) -> UniqueAll:
+    """(values, indices of first occurrence, inverse_indices, counts). Realizes `x`."""
+    return UniqueAll(*_unique(x))
+
+
+__all__ = ["sort", "argsort", "cumulative_sum", "searchsorted", "unique_values", "unique_counts",
+           "unique_inverse", "unique_all"]
