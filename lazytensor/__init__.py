@@ -5,6 +5,8 @@
 >>> float((x * 2).sum())
 12.0
 """
+import math
+
 from .backends.runtime import VERSION as __version__
 from .creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
                        manual_seed, ones, ones_like, rand, randn, zeros, zeros_like)
@@ -23,7 +25,11 @@ from .ir.dtypes import (DType, bool_, float16, float32, float64, int8, int16, in
 from .realize import realize
 from .tensor import Tensor
 
+from . import linalg  # noqa: E402  (the Array API's linalg extension namespace)
+
 bool = bool_  # numpy 2 spells it np.bool
+e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
+newaxis = None
 unsqueeze = expand_dims  # noqa: F405  (the PyTorch name)
 
 __all__ = [
@@ -31,6 +37,7 @@ __all__ = [
     "int64", "uint8", "uint16", "uint32", "uint64", "arange", "asarray",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "stats", "realize", "unsqueeze", "eye", "linspace", "from_dlpack",
+    "linalg", "e", "pi", "inf", "nan", "newaxis",
     "take", "take_along_axis", "nonzero",
     *_functions, *_manipulation, *_info, *_sorting,
 ]

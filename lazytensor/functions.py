@@ -253,6 +253,11 @@ def imag(x: Any) -> Tensor:
     return x._new(const(0, x.dtype, x.shape))
 
 
+def reciprocal(x: Any) -> Tensor:
+    """1 / x elementwise (integers give float64, like numpy's true division)."""
+    return 1 / _tensor(x)
+
+
 def greater(a: Any, b: Any) -> Tensor:
     """a > b elementwise. >>> lt.greater(lt.arange(3), 1).tolist() == [False, False, True]"""
     return less(b, a)
@@ -281,5 +286,5 @@ __all__ = [
     "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh",
     "arctanh", "expm1", "log1p", "log2", "log10", "floor", "ceil", "trunc", "round", "signbit",
     "isnan", "isinf", "isfinite", "sign", "square", "positive", "logical_not", "logical_and",
-    "logical_or", "logical_xor", "logaddexp", "clip", "conj", "real", "imag",
+    "logical_or", "logical_xor", "logaddexp", "clip", "conj", "real", "imag", "reciprocal",
 ]

@@ -1,4 +1,6 @@
-"""matmul: a broadcast multiply and a sum over the shared axis, fused into one kernel."""
+"""matmul: a broadcast multiply and a sum over the shared axis, fused into one kernel. As
+`lt.linalg`, this module is also the Array API's linalg extension namespace (so far:
+matmul, matrix_transpose, vecdot, tensordot)."""
 from __future__ import annotations
 
 from typing import Any
@@ -45,3 +47,11 @@ def matmul(a: Any, b: Any) -> Tensor:
     summed = _cast(make(Op.SUM, product, arg=(len(full) - 2,)), dtype)
     out_shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
     return Tensor(make(Op.RESHAPE, summed, arg=out_shape), device)
+
+
+def __getattr__(name: str):
+    # the extension's other functions live with the manipulation helpers (no import cycle here)
+    if name in ("matrix_transpose", "vecdot", "tensordot"):
+        from . import manipulation
+        return getattr(manipulation, name)
+    raise AttributeError(f"lazytensor.linalg has no function {name!r} yet")

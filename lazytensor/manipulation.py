@@ -6,7 +6,7 @@ import operator
 from typing import Any, Sequence
 
 from .movement import concatenate, permute
-from .tensor import Tensor, broadcast_shapes, normalize_axes, where
+from .tensor import Tensor, broadcast_shapes, normalize_axes, where  # noqa: F401 (broadcast_shapes: exported)
 
 
 def _tensor(x: Any) -> Tensor:
@@ -193,5 +193,48 @@ def tensordot(x1: Any, x2: Any, axes: Any = 2) -> Tensor:
     return (left @ right).reshape(tuple(a.shape[i] for i in a_free) + tuple(b.shape[j] for j in b_free))
 
 
+def concat(arrays: Sequence[Any], /, *, axis: Any = 0) -> Tensor:
+    """Join arrays along an existing axis (all flattened first when axis is None): the Array
+    API's name for concatenate. >>> lt.concat([lt.zeros(2), lt.ones(1)]).shape == (3,)"""
+    if axis is None:
+        return concatenate([_tensor(a).reshape(-1) for a in arrays], axis=0)
+    return concatenate(arrays, axis=axis)
+
+
+def permute_dims(x: Any, /, axes: Sequence[int]) -> Tensor:
+    """Axes reordered: the Array API's name for permute. >>> lt.permute_dims(lt.zeros((2, 3)), (1, 0)).shape"""
+    return permute(_tensor(x), axes)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    """The slices of x along `axis`, as a tuple of views. >>> len(lt.unstack(lt.zeros((3, 2))))"""
+    x = _tensor(x)
+    (axis,) = normalize_axes(axis, x.ndim)
+    return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
+
+
+def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """How many elements along `axis` are nonzero (int64). >>> lt.count_nonzero(lt.asarray([0, 2, 3])).item()"""
+    return (_tensor(x) != 0).sum(axis=axis, keepdims=keepdims)
+
+
+def diff(x: Any, /, *, axis: int = -1, n: int = 1) -> Tensor:
+    """The n-th discrete difference along `axis`: x[1:] - x[:-1], n times (one fused kernel).
+
+    >>> lt.diff(lt.asarray([1, 4, 9, 16])).tolist()
+    [3, 5, 7]
+    """
+    x = _tensor(x)
+    (axis,) = normalize_axes(axis, x.ndim)
+    if n < 0:
+        raise ValueError(f"diff: n must be non-negative, not {n}")
+    for _ in range(n):
+        head = (slice(None),) * axis
+        x = (x[head + (slice(1, None),)] != x[head + (slice(None, -1),)]) if x.dtype.is_bool else \
+            x[head + (slice(1, None),)] - x[head + (slice(None, -1),)]
+    return x
+
+
 __all__ = ["broadcast_arrays", "meshgrid", "moveaxis", "roll", "tile", "repeat", "tril", "triu",
-           "matrix_transpose", "vecdot", "tensordot"]
+           "matrix_transpose", "vecdot", "tensordot", "concat", "permute_dims", "unstack", "count_nonzero",
+           "diff", "broadcast_shapes"]

@@ -173,12 +173,18 @@ class Tensor:
         values = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
         return f"Tensor({values}, dtype={self.dtype.name}, device={self.device!r})"
 
-    def astype(self, dtype: Any) -> "Tensor":
-        """A copy converted to `dtype` (numpy's casting rules for values).
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def astype(self, dtype: Any, copy: bool = True, device: Any = None) -> "Tensor":
+        """A copy converted to `dtype` (numpy's casting rules for values); `copy` and `device`
+        are the Array API's (every result is a new lazy tensor, on this device).
 
         >>> lt.asarray([1.7, -1.7]).astype(lt.int32).tolist()
         [1, -1]
         """
+        if device is not None and canonical_device(device) != self.device:
+            raise ValueError(f"astype: copying from {self.device} to {device} is not supported yet")
         return Tensor(_cast(self.node, to_dtype(dtype)), self.device)
 
     def _new(self, node: Node) -> "Tensor":
