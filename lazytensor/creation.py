@@ -38,7 +38,10 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor holding a copy of `obj` (numpy array, nested lists, scalar or Tensor).
 
     Python floats become float32 (the default float) and Python ints int64; numpy arrays keep
-    their dtype. >>> lt.asarray([1.5, 2]).dtype == lt.float32
+    their dtype.
+
+    >>> lt.asarray([1.5, 2]).dtype == lt.float32
+    True
     """
     if isinstance(obj, Tensor):
         if device is not None and canonical_device(device) != obj.device:
@@ -81,17 +84,29 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> 
 
 
 def zeros(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
-    """A tensor of zeros. >>> lt.zeros(3).tolist() == [0.0, 0.0, 0.0]"""
+    """A tensor of zeros.
+
+    >>> lt.zeros(3).tolist()
+    [0.0, 0.0, 0.0]
+    """
     return full(shape, 0, dtype, device)
 
 
 def ones(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
-    """A tensor of ones. >>> lt.ones((2,)).tolist() == [1.0, 1.0]"""
+    """A tensor of ones.
+
+    >>> lt.ones((2,)).tolist()
+    [1.0, 1.0]
+    """
     return full(shape, 1, dtype, device)
 
 
 def empty(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
-    """A tensor with memory but unspecified values."""
+    """A tensor with memory but unspecified values.
+
+    >>> lt.empty((2, 3)).shape
+    (2, 3)
+    """
     dims, dt, device = _shape(shape), to_dtype(dtype), canonical_device(device)
     buffer = runtime(device).device.allocate(dims, dt)
     return Tensor(Node(Op.BUFFER, dt, dims, (), buffer), device)
@@ -102,19 +117,39 @@ def _like(x: Tensor, dtype: Any, device: Any) -> tuple[Any, DType, Any]:
 
 
 def zeros_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+    """Zeros with the shape, dtype and device of `x` (unless given).
+
+    >>> lt.zeros_like(lt.arange(2)).tolist()
+    [0, 0]
+    """
     return zeros(*_like(x, dtype, device))
 
 
 def ones_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+    """Ones with the shape, dtype and device of `x` (unless given).
+
+    >>> lt.ones_like(lt.arange(2)).tolist()
+    [1, 1]
+    """
     return ones(*_like(x, dtype, device))
 
 
 def full_like(x: Tensor, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """`fill_value` with the shape, dtype and device of `x` (unless given).
+
+    >>> lt.full_like(lt.arange(3), 7).tolist()
+    [7, 7, 7]
+    """
     shape, dt, dev = _like(x, dtype, device)
     return full(shape, fill_value, dt, dev)
 
 
 def empty_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+    """Unspecified values with the shape, dtype and device of `x` (unless given).
+
+    >>> lt.empty_like(lt.zeros((2, 3))).shape
+    (2, 3)
+    """
     return empty(*_like(x, dtype, device))
 
 
@@ -133,7 +168,10 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, devic
 
 
 def manual_seed(seed: int) -> None:
-    """Seed the generator that `rand`/`randn` use when called without `seed`."""
+    """Seed the generator that `rand`/`randn` use when called without `seed`.
+
+    >>> lt.manual_seed(0)
+    """
     global _rng
     _rng = np.random.default_rng(seed)
 
@@ -149,7 +187,11 @@ def rand(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: 
 
 
 def randn(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: Any = None) -> Tensor:
-    """Standard normal random values; `seed` makes them reproducible."""
+    """Standard normal random values; `seed` makes them reproducible.
+
+    >>> lt.randn(2, 3, seed=0).shape
+    (2, 3)
+    """
     generator = np.random.default_rng(seed) if seed is not None else _rng
     return _from_numpy(generator.standard_normal(_shape(shape)), to_dtype(dtype), canonical_device(device))
 

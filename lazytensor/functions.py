@@ -27,7 +27,7 @@ def _method(name: str, doc: str):
     def function(x: Any, *args: Any, **kwargs: Any) -> Tensor:
         return getattr(_tensor(x), name)(*args, **kwargs)
     function.__name__ = name
-    function.__doc__ = f"{doc}\n\n>>> lt.{name}(x) is the same as x.{name}()"
+    function.__doc__ = f"{doc}\n\nlt.{name}(x, ...) is the same as x.{name}(...)."
     return function
 
 
@@ -37,31 +37,32 @@ def _binary(op: Op, name: str, doc: str):
             a = _tensor(a)
         return binary(op, a, b)
     function.__name__ = name
-    function.__doc__ = f"{doc}, elementwise with broadcasting.\n\n>>> lt.{name}(lt.arange(3), 2)"
+    function.__doc__ = (f"{doc}, elementwise with broadcasting.\n\n"
+                        f">>> np.allclose(lt.{name}(lt.arange(3), 2).numpy(), np.{name}(np.arange(3), 2))\nTrue")
     return function
 
 
-exp = _method("exp", "e**x elementwise")
-log = _method("log", "Natural logarithm elementwise")
-sqrt = _method("sqrt", "Square root elementwise")
-sin = _method("sin", "Sine elementwise")
-cos = _method("cos", "Cosine elementwise")
-tanh = _method("tanh", "Hyperbolic tangent elementwise")
-abs = _method("abs", "Absolute value elementwise")
-neg = negative = _method("neg", "-x elementwise")
-astype = _method("astype", "Convert to a dtype")
-sum = _method("sum", "Sum over axes")
-prod = _method("prod", "Product over axes")
-mean = _method("mean", "Mean over axes")
-max = _method("max", "Maximum over axes")
-min = _method("min", "Minimum over axes")
-argmax = _method("argmax", "Index of the maximum")
-argmin = _method("argmin", "Index of the minimum")
-transpose = _method("transpose", "Reverse or permute the axes")
-all = _method("all", "True where every element along the axes is nonzero")
-any = _method("any", "True where some element along the axes is nonzero")
-var = _method("var", "Variance over axes (correction= or ddof= for the sample variance)")
-std = _method("std", "Standard deviation over axes")
+exp = _method("exp", "e**x elementwise\n\n>>> lt.exp(lt.asarray([0.0])).tolist()\n[1.0]")
+log = _method("log", "Natural logarithm elementwise\n\n>>> lt.log(lt.asarray([1.0])).tolist()\n[0.0]")
+sqrt = _method("sqrt", "Square root elementwise\n\n>>> lt.sqrt(lt.asarray([4.0, 9.0])).tolist()\n[2.0, 3.0]")
+sin = _method("sin", "Sine elementwise\n\n>>> lt.sin(lt.asarray([0.0])).tolist()\n[0.0]")
+cos = _method("cos", "Cosine elementwise\n\n>>> lt.cos(lt.asarray([0.0])).tolist()\n[1.0]")
+tanh = _method("tanh", "Hyperbolic tangent elementwise\n\n>>> lt.tanh(lt.asarray([0.0])).tolist()\n[0.0]")
+abs = _method("abs", "Absolute value elementwise\n\n>>> lt.abs(lt.asarray([-1, 2])).tolist()\n[1, 2]")
+neg = negative = _method("neg", "-x elementwise\n\n>>> lt.neg(lt.asarray([1, -2])).tolist()\n[-1, 2]")
+astype = _method("astype", "Convert to a dtype\n\n>>> lt.astype(lt.asarray([1.7]), lt.int32).tolist()\n[1]")
+sum = _method("sum", "Sum over axes\n\n>>> lt.sum(lt.asarray([1, 2, 3])).item()\n6")
+prod = _method("prod", "Product over axes\n\n>>> lt.prod(lt.asarray([2, 3, 4])).item()\n24")
+mean = _method("mean", "Mean over axes\n\n>>> lt.mean(lt.asarray([1.0, 2.0, 6.0])).item()\n3.0")
+max = _method("max", "Maximum over axes\n\n>>> lt.max(lt.asarray([1, 5, 3])).item()\n5")
+min = _method("min", "Minimum over axes\n\n>>> lt.min(lt.asarray([1, 5, 3])).item()\n1")
+argmax = _method("argmax", "Index of the maximum\n\n>>> lt.argmax(lt.asarray([1, 5, 3])).item()\n1")
+argmin = _method("argmin", "Index of the minimum\n\n>>> lt.argmin(lt.asarray([4, 1, 3])).item()\n1")
+transpose = _method("transpose", "Reverse or permute the axes\n\n>>> lt.transpose(lt.zeros((2, 3))).shape\n(3, 2)")
+all = _method("all", "True where every element along the axes is nonzero\n\n>>> lt.all(lt.asarray([True, False])).item()\nFalse")
+any = _method("any", "True where some element along the axes is nonzero\n\n>>> lt.any(lt.asarray([True, False])).item()\nTrue")
+var = _method("var", "Variance over axes (correction= or ddof= for the sample variance)\n\n>>> lt.var(lt.asarray([1.0, 2.0, 3.0, 4.0])).item()\n1.25")
+std = _method("std", "Standard deviation over axes\n\n>>> lt.std(lt.asarray([1.0, 3.0])).item()\n1.0")
 
 add = _binary(Op.ADD, "add", "a + b")
 subtract = _binary(Op.SUB, "subtract", "a - b")
@@ -92,7 +93,8 @@ def _float_function(op: Op, name: str, doc: str):
     def function(x: Any) -> Tensor:
         return float_unary(op, _tensor(x))
     function.__name__ = name
-    function.__doc__ = f"{doc}, elementwise; integers compute in float like numpy.\n\n>>> lt.{name}(lt.asarray([0.5]))"
+    function.__doc__ = (f"{doc}, elementwise; integers compute in float like numpy.\n\n"
+                        f">>> np.allclose(lt.{name}(lt.asarray([0.5])).numpy(), np.{name}(0.5), equal_nan=True)\nTrue")
     return function
 
 
@@ -117,7 +119,7 @@ def _rounding(op: Op, name: str, doc: str):
         return x._new(make(op, x.node)) if x.dtype.is_float else x._new(x.node)
     function.__name__ = name
     function.__doc__ = (f"{doc}, elementwise; integers and bool are returned unchanged (Array API)."
-                        f"\n\n>>> lt.{name}(lt.asarray([-1.5, 2.5]))")
+                        f"\n\n>>> lt.{name}(lt.asarray([-1.5, 2.5])).tolist() == np.{name}([-1.5, 2.5]).tolist()\nTrue")
     return function
 
 
@@ -132,31 +134,51 @@ def _all(x: Tensor, value: bool) -> Tensor:
 
 
 def signbit(x: Any) -> Tensor:
-    """True where the sign bit is set (also for -0.0). >>> lt.signbit(lt.asarray([-0.0, 1.0]))"""
+    """True where the sign bit is set (also for -0.0).
+
+    >>> lt.signbit(lt.asarray([-0.0, 1.0])).tolist()
+    [True, False]
+    """
     x = _tensor(x)
     return x._new(make(Op.SIGNBIT, x.node))
 
 
 def isnan(x: Any) -> Tensor:
-    """True where x is nan. >>> lt.isnan(lt.asarray([float('nan'), 1.0])).tolist() == [True, False]"""
+    """True where x is nan.
+
+    >>> lt.isnan(lt.asarray([float('nan'), 1.0])).tolist()
+    [True, False]
+    """
     x = _tensor(x)
     return x != x if x.dtype.is_float else _all(x, False)
 
 
 def isinf(x: Any) -> Tensor:
-    """True where x is +inf or -inf. >>> lt.isinf(lt.asarray([float('inf'), 1.0]))"""
+    """True where x is +inf or -inf.
+
+    >>> lt.isinf(lt.asarray([float('inf'), 1.0])).tolist()
+    [True, False]
+    """
     x = _tensor(x)
     return x.abs() == math.inf if x.dtype.is_float else _all(x, False)
 
 
 def isfinite(x: Any) -> Tensor:
-    """True where x is neither inf nor nan. >>> lt.isfinite(lt.asarray([float('nan'), 1.0]))"""
+    """True where x is neither inf nor nan.
+
+    >>> lt.isfinite(lt.asarray([float('nan'), 1.0])).tolist()
+    [False, True]
+    """
     x = _tensor(x)
     return x.abs() < math.inf if x.dtype.is_float else _all(x, True)
 
 
 def sign(x: Any) -> Tensor:
-    """-1, 0 or 1 by the sign of x (nan stays nan). >>> lt.sign(lt.asarray([-2, 0, 3])).tolist() == [-1, 0, 1]"""
+    """-1, 0 or 1 by the sign of x (nan stays nan).
+
+    >>> lt.sign(lt.asarray([-2, 0, 3])).tolist()
+    [-1, 0, 1]
+    """
     x = _tensor(x)
     if x.dtype.is_bool:
         raise TypeError("sign is not defined for bool (numpy refuses it too); cast with .astype() first")
@@ -166,14 +188,22 @@ def sign(x: Any) -> Tensor:
 
 
 def square(x: Any) -> Tensor:
-    """x * x. >>> lt.square(lt.asarray([3])).tolist() == [9]"""
+    """x * x.
+
+    >>> lt.square(lt.asarray([3])).tolist()
+    [9]
+    """
     x = _tensor(x)
     x = x.astype(ufunc_result(np.square, x.dtype))  # numpy squares bool in int8
     return x * x
 
 
 def positive(x: Any) -> Tensor:
-    """+x (the same values). >>> lt.positive(lt.asarray([-1])).tolist() == [-1]"""
+    """+x (the same values).
+
+    >>> lt.positive(lt.asarray([-1])).tolist()
+    [-1]
+    """
     x = _tensor(x)
     if x.dtype.is_bool:
         raise TypeError("positive is not defined for bool (numpy refuses it too)")
@@ -181,12 +211,20 @@ def positive(x: Any) -> Tensor:
 
 
 def bitwise_invert(x: Any) -> Tensor:
-    """~x: bitwise not of integers, logical not of bool."""
+    """~x: bitwise not of integers, logical not of bool.
+
+    >>> lt.bitwise_invert(lt.asarray([0, 1])).tolist()
+    [-1, -2]
+    """
     return ~_tensor(x)
 
 
 def logical_not(x: Any) -> Tensor:
-    """not x, as bool. >>> lt.logical_not(lt.asarray([0, 2])).tolist() == [True, False]"""
+    """not x, as bool.
+
+    >>> lt.logical_not(lt.asarray([0, 2])).tolist()
+    [True, False]
+    """
     return ~_tensor(x).astype(bool_)
 
 
@@ -196,7 +234,8 @@ def _logical(op: Op, name: str, word: str):
         b = bool(b) if isinstance(b, (bool, int, float)) else _tensor(b).astype(bool_)
         return binary(op, a, b)
     function.__name__ = name
-    function.__doc__ = f"a {word} b, as bool.\n\n>>> lt.{name}(lt.asarray([True, False]), True)"
+    function.__doc__ = (f"a {word} b, as bool.\n\n"
+                        f">>> lt.{name}(lt.asarray([True, False]), True).tolist() == np.{name}([True, False], True).tolist()\nTrue")
     return function
 
 
@@ -206,7 +245,11 @@ logical_xor = _logical(Op.XOR, "logical_xor", "xor")
 
 
 def logaddexp(a: Any, b: Any) -> Tensor:
-    """log(exp(a) + exp(b)) without overflow. >>> lt.logaddexp(lt.asarray([1000.0]), 1000.0)"""
+    """log(exp(a) + exp(b)) without overflow.
+
+    >>> lt.logaddexp(lt.asarray([1000.0]), 1000.0).tolist()
+    [1000.69...]
+    """
     a = _tensor(a)
     if not isinstance(b, Tensor) and not isinstance(b, (int, float)):
         b = _tensor(b)
@@ -237,39 +280,67 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:
 
 
 def conj(x: Any) -> Tensor:
-    """The complex conjugate: x itself for real dtypes."""
+    """The complex conjugate: x itself for real dtypes.
+
+    >>> lt.conj(lt.asarray([1.0, -2.0])).tolist()
+    [1.0, -2.0]
+    """
     x = _tensor(x)
     return x._new(x.node)
 
 
 def real(x: Any) -> Tensor:
-    """The real part: x itself for real dtypes."""
+    """The real part: x itself for real dtypes.
+
+    >>> lt.real(lt.asarray([1.0, -2.0])).tolist()
+    [1.0, -2.0]
+    """
     return conj(x)
 
 
 def imag(x: Any) -> Tensor:
-    """The imaginary part: zeros for real dtypes."""
+    """The imaginary part: zeros for real dtypes.
+
+    >>> lt.imag(lt.asarray([1.0, -2.0])).tolist()
+    [0.0, 0.0]
+    """
     x = _tensor(x)
     return x._new(const(0, x.dtype, x.shape))
 
 
 def reciprocal(x: Any) -> Tensor:
-    """1 / x elementwise (integers give float64, like numpy's true division)."""
+    """1 / x elementwise (integers give float64, like numpy's true division).
+
+    >>> lt.reciprocal(lt.asarray([2, 4])).tolist()
+    [0.5, 0.25]
+    """
     return 1 / _tensor(x)
 
 
 def greater(a: Any, b: Any) -> Tensor:
-    """a > b elementwise. >>> lt.greater(lt.arange(3), 1).tolist() == [False, False, True]"""
+    """a > b elementwise.
+
+    >>> lt.greater(lt.arange(3), 1).tolist()
+    [False, False, True]
+    """
     return less(b, a)
 
 
 def greater_equal(a: Any, b: Any) -> Tensor:
-    """a >= b elementwise."""
+    """a >= b elementwise.
+
+    >>> lt.greater_equal(lt.arange(3), 1).tolist()
+    [False, True, True]
+    """
     return less_equal(b, a)
 
 
 def matmul(a: Any, b: Any) -> Tensor:
-    """Matrix product (numpy.matmul). >>> lt.matmul(lt.ones((2, 3)), lt.ones(3)).shape == (2,)"""
+    """Matrix product (numpy.matmul).
+
+    >>> lt.matmul(lt.ones((2, 3)), lt.ones(3)).tolist()
+    [3.0, 3.0]
+    """
     from .linalg import matmul as _matmul
     return _matmul(_tensor(a) if not isinstance(b, Tensor) else a, b)
 

@@ -138,17 +138,29 @@ def _band(x: Tensor, k: int, lower: bool) -> Tensor:
 
 
 def tril(x: Any, k: int = 0) -> Tensor:
-    """The lower triangle (on and below diagonal k) of the last two axes; zeros elsewhere."""
+    """The lower triangle (on and below diagonal k) of the last two axes; zeros elsewhere.
+
+    >>> lt.tril(lt.ones((2, 2))).tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
     return _band(_tensor(x), k, lower=True)
 
 
 def triu(x: Any, k: int = 0) -> Tensor:
-    """The upper triangle (on and above diagonal k) of the last two axes; zeros elsewhere."""
+    """The upper triangle (on and above diagonal k) of the last two axes; zeros elsewhere.
+
+    >>> lt.triu(lt.ones((2, 2))).tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
     return _band(_tensor(x), k, lower=False)
 
 
 def matrix_transpose(x: Any) -> Tensor:
-    """The last two axes swapped. >>> lt.matrix_transpose(lt.zeros((2, 3, 4))).shape == (2, 4, 3)"""
+    """The last two axes swapped.
+
+    >>> lt.matrix_transpose(lt.zeros((2, 3, 4))).shape
+    (2, 4, 3)
+    """
     return _tensor(x).mT
 
 
@@ -195,26 +207,42 @@ def tensordot(x1: Any, x2: Any, axes: Any = 2) -> Tensor:
 
 def concat(arrays: Sequence[Any], /, *, axis: Any = 0) -> Tensor:
     """Join arrays along an existing axis (all flattened first when axis is None): the Array
-    API's name for concatenate. >>> lt.concat([lt.zeros(2), lt.ones(1)]).shape == (3,)"""
+    API's name for concatenate.
+
+    >>> lt.concat([lt.zeros(2), lt.ones(1)]).tolist()
+    [0.0, 0.0, 1.0]
+    """
     if axis is None:
         return concatenate([_tensor(a).reshape(-1) for a in arrays], axis=0)
     return concatenate(arrays, axis=axis)
 
 
 def permute_dims(x: Any, /, axes: Sequence[int]) -> Tensor:
-    """Axes reordered: the Array API's name for permute. >>> lt.permute_dims(lt.zeros((2, 3)), (1, 0)).shape"""
+    """Axes reordered: the Array API's name for permute.
+
+    >>> lt.permute_dims(lt.zeros((2, 3)), (1, 0)).shape
+    (3, 2)
+    """
     return permute(_tensor(x), axes)
 
 
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
-    """The slices of x along `axis`, as a tuple of views. >>> len(lt.unstack(lt.zeros((3, 2))))"""
+    """The slices of x along `axis`, as a tuple of views.
+
+    >>> len(lt.unstack(lt.zeros((3, 2))))
+    3
+    """
     x = _tensor(x)
     (axis,) = normalize_axes(axis, x.ndim)
     return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
 
 
 def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """How many elements along `axis` are nonzero (int64). >>> lt.count_nonzero(lt.asarray([0, 2, 3])).item()"""
+    """How many elements along `axis` are nonzero (int64).
+
+    >>> lt.count_nonzero(lt.asarray([0, 2, 3])).item()
+    2
+    """
     return (_tensor(x) != 0).sum(axis=axis, keepdims=keepdims)
 
 

@@ -24,7 +24,11 @@ def _shape_arg(shape: Any, what: str) -> tuple[int, ...]:
 
 
 def reshape(x: Tensor, shape: Any) -> Tensor:
-    """The same values in `shape`; one axis may be -1. >>> lt.arange(6).reshape((3, 2)).shape"""
+    """The same values in `shape`; one axis may be -1.
+
+    >>> lt.reshape(lt.arange(6), (3, -1)).shape
+    (3, 2)
+    """
     dims = _shape_arg(shape, "reshape")
     unknown = [i for i, n in enumerate(dims) if n == -1]
     if len(unknown) > 1 or any(n < -1 for n in dims):
@@ -40,7 +44,11 @@ def reshape(x: Tensor, shape: Any) -> Tensor:
 
 
 def permute(x: Tensor, axes: Sequence[int]) -> Tensor:
-    """Result axis i is input axis axes[i]. >>> lt.zeros((2, 3, 4)).permute(2, 0, 1).shape"""
+    """Result axis i is input axis axes[i].
+
+    >>> lt.permute(lt.zeros((2, 3, 4)), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
     order = tuple(int(a) % x.ndim if x.ndim and -x.ndim <= a < x.ndim else a for a in axes)
     if sorted(order) != list(range(x.ndim)):
         raise ValueError(f"permute: axes {tuple(axes)} are not a permutation of the {x.ndim} axes of shape {x.shape}")
@@ -48,7 +56,11 @@ def permute(x: Tensor, axes: Sequence[int]) -> Tensor:
 
 
 def broadcast_to(x: Tensor, shape: Any) -> Tensor:
-    """`x` repeated (without copying) to `shape`, by numpy's broadcasting rule."""
+    """`x` repeated (without copying) to `shape`, by numpy's broadcasting rule.
+
+    >>> lt.broadcast_to(lt.asarray([1, 2]), (2, 2)).tolist()
+    [[1, 2], [1, 2]]
+    """
     dims = _shape_arg(shape, "broadcast_to")
     if len(dims) < x.ndim or broadcast_shapes(x.shape, dims) != dims:
         raise ValueError(f"cannot broadcast a tensor of shape {x.shape} to shape {dims}")
@@ -57,7 +69,11 @@ def broadcast_to(x: Tensor, shape: Any) -> Tensor:
 
 
 def squeeze(x: Tensor, axis: Any = None) -> Tensor:
-    """Remove axes of size 1 (all of them, or those named)."""
+    """Remove axes of size 1 (all of them, or those named).
+
+    >>> lt.squeeze(lt.zeros((1, 3, 1))).shape
+    (3,)
+    """
     if axis is None:
         axes = tuple(a for a, n in enumerate(x.shape) if n == 1)
     else:
@@ -69,7 +85,11 @@ def squeeze(x: Tensor, axis: Any = None) -> Tensor:
 
 
 def expand_dims(x: Tensor, axis: int) -> Tensor:
-    """A new axis of size 1 at position `axis` (negative counts from the end of the result)."""
+    """A new axis of size 1 at position `axis` (negative counts from the end of the result).
+
+    >>> lt.expand_dims(lt.zeros(3), 0).shape
+    (1, 3)
+    """
     if not -x.ndim - 1 <= axis <= x.ndim:
         raise AxisError(f"axis {axis} is out of bounds for a result of dimension {x.ndim + 1}")
     axis = axis % (x.ndim + 1)
@@ -77,7 +97,11 @@ def expand_dims(x: Tensor, axis: int) -> Tensor:
 
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:
-    """Reverse the order of elements along `axis` (all axes when None)."""
+    """Reverse the order of elements along `axis` (all axes when None).
+
+    >>> lt.flip(lt.arange(3)).tolist()
+    [2, 1, 0]
+    """
     return x._new(make(Op.FLIP, x.node, arg=normalize_axes(axis, x.ndim)))
 
 
@@ -265,7 +289,11 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
 
 
 def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors of one shape along a new axis."""
+    """Join tensors of one shape along a new axis.
+
+    >>> lt.stack([lt.zeros(2), lt.ones(2)]).tolist()
+    [[0.0, 0.0], [1.0, 1.0]]
+    """
     tensors = list(tensors)
     if not tensors:
         raise ValueError("need at least one tensor to stack")

@@ -116,24 +116,41 @@ def _unique(x: Any):
 
 def unique_values(x: Any) -> Tensor:
     """The distinct values, sorted (each nan counts as distinct). Realizes `x` (the result's
-    size depends on its values). >>> lt.unique_values(lt.asarray([2, 1, 2])).tolist() == [1, 2]"""
+    size depends on its values).
+
+    >>> lt.unique_values(lt.asarray([2, 1, 2])).tolist()
+    [1, 2]
+    """
     return _unique(x)[0]
 
 
 def unique_counts(x: Any) -> UniqueCounts:
-    """(values, counts) of the distinct values. Realizes `x`."""
+    """(values, counts) of the distinct values. Realizes `x`.
+
+    >>> values, counts = lt.unique_counts(lt.asarray([2, 1, 2]))
+    >>> counts.tolist()
+    [1, 2]
+    """
     values, _, _, counts = _unique(x)
     return UniqueCounts(values, counts)
 
 
 def unique_inverse(x: Any) -> UniqueInverse:
-    """(values, inverse_indices): values[inverse_indices] rebuilds x. Realizes `x`."""
+    """(values, inverse_indices): values[inverse_indices] rebuilds x. Realizes `x`.
+
+    >>> lt.unique_inverse(lt.asarray([2, 1, 2])).inverse_indices.tolist()
+    [1, 0, 1]
+    """
     values, _, inverse, _ = _unique(x)
     return UniqueInverse(values, inverse)
 
 
 def unique_all(x: Any) -> UniqueAll:
-    """(values, indices of first occurrence, inverse_indices, counts). Realizes `x`."""
+    """(values, indices of first occurrence, inverse_indices, counts). Realizes `x`.
+
+    >>> lt.unique_all(lt.asarray([2, 1, 2])).indices.tolist()
+    [1, 0]
+    """
     return UniqueAll(*_unique(x))
 
 

@@ -69,7 +69,11 @@ class Tensor:
         return self.permute(tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
 
     def to_device(self, device: Any, stream: Any = None) -> "Tensor":
-        """This tensor on `device` (only its own device for now: copies come with issue 4)."""
+        """This tensor on `device` (only its own device for now: copies come with issue 4).
+
+        >>> lt.arange(3).to_device('cpu').tolist()
+        [0, 1, 2]
+        """
         target = canonical_device(device)
         if target != self.device:
             raise ValueError(f"to_device: copying from {self.device} to {target} is not supported yet")
@@ -270,46 +274,91 @@ class Tensor:
         return self.abs()
 
     def abs(self) -> "Tensor":
-        """|x| elementwise. >>> lt.asarray([-1, 2]).abs().tolist() == [1, 2]"""
+        """|x| elementwise.
+
+        >>> lt.asarray([-1, 2]).abs().tolist()
+        [1, 2]
+        """
         return self._new(make(Op.ABS, self.node))
 
     def exp(self) -> "Tensor":
-        """e**x elementwise (integers compute in float64)."""
+        """e**x elementwise (integers compute in float64).
+
+        >>> lt.asarray([0.0]).exp().tolist()
+        [1.0]
+        """
         return float_unary(Op.EXP, self)
 
     def log(self) -> "Tensor":
-        """Natural logarithm elementwise; log(0) = -inf, log(x<0) = nan."""
+        """Natural logarithm elementwise; log(0) = -inf, log(x<0) = nan.
+
+        >>> lt.asarray([1.0]).log().tolist()
+        [0.0]
+        """
         return float_unary(Op.LOG, self)
 
     def sqrt(self) -> "Tensor":
-        """Square root elementwise; sqrt(x<0) = nan."""
+        """Square root elementwise; sqrt(x<0) = nan.
+
+        >>> lt.asarray([4.0, 9.0]).sqrt().tolist()
+        [2.0, 3.0]
+        """
         return float_unary(Op.SQRT, self)
 
     def sin(self) -> "Tensor":
-        """Sine elementwise (radians)."""
+        """Sine elementwise (radians).
+
+        >>> lt.asarray([0.0]).sin().tolist()
+        [0.0]
+        """
         return float_unary(Op.SIN, self)
 
     def cos(self) -> "Tensor":
-        """Cosine elementwise (radians)."""
+        """Cosine elementwise (radians).
+
+        >>> lt.asarray([0.0]).cos().tolist()
+        [1.0]
+        """
         return float_unary(Op.COS, self)
 
     def tanh(self) -> "Tensor":
-        """Hyperbolic tangent elementwise."""
+        """Hyperbolic tangent elementwise.
+
+        >>> lt.asarray([0.0]).tanh().tolist()
+        [0.0]
+        """
         return float_unary(Op.TANH, self)
 
     def pow(self, exponent) -> "Tensor":
-        """x ** exponent elementwise, with broadcasting."""
+        """x ** exponent elementwise, with broadcasting.
+
+        >>> lt.asarray([1, 2, 3]).pow(2).tolist()
+        [1, 4, 9]
+        """
         return binary(Op.POW, self, exponent)
 
     def neg(self) -> "Tensor":
+        """-x elementwise.
+
+        >>> lt.asarray([1, -2]).neg().tolist()
+        [-1, 2]
+        """
         return -self
 
     def maximum(self, other) -> "Tensor":
-        """Elementwise maximum; nan wins, like numpy.maximum."""
+        """Elementwise maximum; nan wins, like numpy.maximum.
+
+        >>> lt.asarray([1, 5]).maximum(3).tolist()
+        [3, 5]
+        """
         return binary(Op.MAX, self, other)
 
     def minimum(self, other) -> "Tensor":
-        """Elementwise minimum; nan wins, like numpy.minimum."""
+        """Elementwise minimum; nan wins, like numpy.minimum.
+
+        >>> lt.asarray([1, 5]).minimum(3).tolist()
+        [1, 3]
+        """
         return binary(Op.MIN, self, other)
 
     # ---- reductions -------------------------------------------------------------------------
@@ -330,17 +379,29 @@ class Tensor:
         return self._new(_drop_axes(total, axis, keepdims))
 
     def prod(self, axis=None, keepdims: bool = False) -> "Tensor":
-        """Product over `axis`; integers and bool multiply in int64 (unsigned: uint64)."""
+        """Product over `axis`; integers and bool multiply in int64 (unsigned: uint64).
+
+        >>> lt.asarray([2, 3, 4]).prod().item()
+        24
+        """
         x = self.node
         total = _reduce(Op.PROD, _cast(x, _accumulator(x.dtype)), axis)
         return self._new(_drop_axes(total, axis, keepdims))
 
     def max(self, axis=None, keepdims: bool = False) -> "Tensor":
-        """Maximum over `axis`; nan if any value is nan. Empty input raises ValueError."""
+        """Maximum over `axis`; nan if any value is nan. Empty input raises ValueError.
+
+        >>> lt.asarray([1, 5, 3]).max().item()
+        5
+        """
         return self._new(_drop_axes(_reduce(Op.REDUCE_MAX, self.node, axis, "maximum"), axis, keepdims))
 
     def min(self, axis=None, keepdims: bool = False) -> "Tensor":
-        """Minimum over `axis`; nan if any value is nan. Empty input raises ValueError."""
+        """Minimum over `axis`; nan if any value is nan. Empty input raises ValueError.
+
+        >>> lt.asarray([1, 5, 3]).min().item()
+        1
+        """
         return self._new(_drop_axes(_reduce(Op.REDUCE_MIN, self.node, axis, "minimum"), axis, keepdims))
 
     def mean(self, axis=None, keepdims: bool = False) -> "Tensor":
@@ -357,11 +418,19 @@ class Tensor:
         return self._new(_drop_axes(mean.node, axis, keepdims))
 
     def all(self, axis=None, keepdims: bool = False) -> "Tensor":
-        """True where every element along `axis` is nonzero (True for empty input)."""
+        """True where every element along `axis` is nonzero (True for empty input).
+
+        >>> lt.asarray([True, False]).all().item()
+        False
+        """
         return self._new(_drop_axes(_reduce(Op.REDUCE_MIN, _cast(self.node, bool_), axis), axis, keepdims))
 
     def any(self, axis=None, keepdims: bool = False) -> "Tensor":
-        """True where some element along `axis` is nonzero (False for empty input)."""
+        """True where some element along `axis` is nonzero (False for empty input).
+
+        >>> lt.asarray([True, False]).any().item()
+        True
+        """
         return self._new(_drop_axes(_reduce(Op.REDUCE_MAX, _cast(self.node, bool_), axis), axis, keepdims))
 
     def var(self, axis=None, keepdims: bool = False, correction: float = 0.0, ddof=None) -> "Tensor":
@@ -381,16 +450,28 @@ class Tensor:
         return self._new(_drop_axes(result.node, axes, keepdims))
 
     def std(self, axis=None, keepdims: bool = False, correction: float = 0.0, ddof=None) -> "Tensor":
-        """Standard deviation over `axis` (the square root of `var`)."""
+        """Standard deviation over `axis` (the square root of `var`).
+
+        >>> lt.asarray([1.0, 3.0]).std().item()
+        1.0
+        """
         return self.var(axis, keepdims, correction, ddof).sqrt()
 
     def argmax(self, axis: Optional[int] = None, keepdims: bool = False) -> "Tensor":
         """Index of the first maximum along `axis` (of the flattened tensor when None); a nan
-        counts as the maximum, like numpy. Returns int64."""
+        counts as the maximum, like numpy. Returns int64.
+
+        >>> lt.asarray([1, 5, 3]).argmax().item()
+        1
+        """
         return _arg_extremum(self, axis, keepdims, "max")
 
     def argmin(self, axis: Optional[int] = None, keepdims: bool = False) -> "Tensor":
-        """Index of the first minimum along `axis`; a nan counts as the minimum, like numpy."""
+        """Index of the first minimum along `axis`; a nan counts as the minimum, like numpy.
+
+        >>> lt.asarray([4, 1, 3]).argmin().item()
+        1
+        """
         return _arg_extremum(self, axis, keepdims, "min")
 
     # ---- movement (views: no copies) --------------------------------------------------------
@@ -405,12 +486,20 @@ class Tensor:
         return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
 
     def permute(self, *axes) -> "Tensor":
-        """Axes reordered: result axis i is input axis axes[i]."""
+        """Axes reordered: result axis i is input axis axes[i].
+
+        >>> lt.zeros((2, 3, 4)).permute(2, 0, 1).shape
+        (4, 2, 3)
+        """
         from .movement import permute
         return permute(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes)
 
     def transpose(self, *axes) -> "Tensor":
-        """Axes reversed (no argument) or reordered like `permute`."""
+        """Axes reversed (no argument) or reordered like `permute`.
+
+        >>> lt.zeros((2, 3)).transpose().shape
+        (3, 2)
+        """
         if not axes or (len(axes) == 1 and axes[0] is None):
             return self.permute(tuple(reversed(range(self.ndim))))
         return self.permute(*axes)
@@ -428,26 +517,56 @@ class Tensor:
         return broadcast_to(self, dims)
 
     def broadcast_to(self, shape) -> "Tensor":
+        """This tensor repeated (without copying) to `shape`, by numpy's broadcasting rule.
+
+        >>> lt.asarray([1, 2]).broadcast_to((2, 2)).tolist()
+        [[1, 2], [1, 2]]
+        """
         from .movement import broadcast_to
         return broadcast_to(self, shape)
 
     def squeeze(self, axis=None) -> "Tensor":
+        """Remove axes of size 1 (all of them, or those named).
+
+        >>> lt.zeros((1, 3, 1)).squeeze().shape
+        (3,)
+        """
         from .movement import squeeze
         return squeeze(self, axis)
 
     def unsqueeze(self, axis: int) -> "Tensor":
+        """A new axis of size 1 at position `axis` (like lt.expand_dims).
+
+        >>> lt.zeros(3).unsqueeze(0).shape
+        (1, 3)
+        """
         from .movement import expand_dims
         return expand_dims(self, axis)
 
     def flip(self, axis=None) -> "Tensor":
+        """Reverse the order of elements along `axis` (all axes when None).
+
+        >>> lt.arange(3).flip().tolist()
+        [2, 1, 0]
+        """
         from .movement import flip
         return flip(self, axis)
 
     def pad(self, pad_width, value: Scalar = 0) -> "Tensor":
+        """Pad with a constant, numpy.pad style (see lt.pad).
+
+        >>> lt.asarray([1, 2]).pad(1).tolist()
+        [0, 1, 2, 0]
+        """
         from .movement import pad
         return pad(self, pad_width, value)
 
     def flatten(self) -> "Tensor":
+        """The values as a 1-D tensor.
+
+        >>> lt.zeros((2, 3)).flatten().shape
+        (6,)
+        """
         return self.reshape(-1)
 
     def __getitem__(self, index) -> "Tensor":
@@ -477,7 +596,11 @@ def _accumulator(dtype: DType) -> DType:
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """numpy's broadcasting rule: align trailing axes; sizes must match or be 1."""
+    """numpy's broadcasting rule: align trailing axes; sizes must match or be 1.
+
+    >>> lt.broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
     rank = max((len(s) for s in shapes), default=0)
     result = []
     for axis in range(rank):

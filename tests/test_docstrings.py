@@ -1,0 +1,58 @@
+"""Every public function and Tensor method documents itself with a `>>> ` example that runs."""
+import doctest
+
+import numpy
+import pytest
+
+import lazytensor as lt
+
+
+def _public_functions():
+    names = []
+    for name in lt.__all__:
+        value = getattr(lt, name)
+        if callable(value) and not isinstance(value, type):
+            names.append((f"lt.{name}", value))
+    return names
+
+
+def _public_methods():
+    return [(f"Tensor.{name}", getattr(lt.Tensor, name)) for name in dir(lt.Tensor)
+            if not name.startswith("_") and callable(getattr(lt.Tensor, name))]
+
+
+DOCUMENTED = _public_functions() + _public_methods()
+
+
+def _has_example(doc):
+    return any(line.lstrip().startswith(">>> ") for line in (doc or "").splitlines())
+
+
+def test_every_public_name_has_an_example():
+    missing = [name for name, value in DOCUMENTED if ">>>" not in (value.__doc__ or "")]
+    assert not missing, f"docstrings without a '>>>' example: {missing}"
+    inline = [name for name, value in DOCUMENTED if not _has_example(value.__doc__)]
+    assert not inline, f"'>>>' must start a line to run as a doctest: {inline}"
+
+
+class _Checker(doctest.OutputChecker):
+    """An example with no expected-output line only has to run without error."""
+
+    def check_output(self, want, got, optionflags):
+        if not want.strip():
+            return True
+        return super().check_output(want, got, optionflags)
+
+
+@pytest.mark.parametrize("name, value", DOCUMENTED, ids=[name for name, _ in DOCUMENTED])
+def test_examples_run(name, value):
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(value.__doc__ or "", {"lt": lt, "np": numpy}, name, None, 0)
+    assert test.examples, f"{name}: no runnable example"
+    runner = doctest.DocTestRunner(checker=_Checker(),
+                                   optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    report = []
+    with numpy.errstate(invalid="ignore"):  # lt.acosh's example compares with numpy's nan
+        runner.run(test, out=report.append)
+    results = runner.summarize(verbose=False)
+    assert results.failed == 0, "".join(report)
