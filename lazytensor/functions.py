@@ -23,12 +23,17 @@ def _tensor(x: Any) -> Tensor:
     return asarray(x)
 
 
+def _named(function, name: str, doc: str):
+    """`function` with the public name and docstring the factories below give it."""
+    function.__name__ = name
+    function.__doc__ = doc
+    return function
+
+
 def _method(name: str, doc: str):
     def function(x: Any, *args: Any, **kwargs: Any) -> Tensor:
         return getattr(_tensor(x), name)(*args, **kwargs)
-    function.__name__ = name
-    function.__doc__ = f"{doc}\n\nlt.{name}(x, ...) is the same as x.{name}(...)."
-    return function
+    return _named(function, name, f"{doc}\n\nlt.{name}(x, ...) is the same as x.{name}(...).")
 
 
 def _binary(op: Op, name: str, doc: str):
@@ -36,10 +41,8 @@ def _binary(op: Op, name: str, doc: str):
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             a = _tensor(a)
         return binary(op, a, b)
-    function.__name__ = name
-    function.__doc__ = (f"{doc}, elementwise with broadcasting.\n\n"
-                        f">>> np.allclose(lt.{name}(lt.arange(3), 2).numpy(), np.{name}(np.arange(3), 2))\nTrue")
-    return function
+    return _named(function, name, (f"{doc}, elementwise with broadcasting.\n\n"
+                        f">>> np.allclose(lt.{name}(lt.arange(3), 2).numpy(), np.{name}(np.arange(3), 2))\nTrue"))
 
 
 exp = _method("exp", "e**x elementwise\n\n>>> lt.exp(lt.asarray([0.0])).tolist()\n[1.0]")
@@ -92,10 +95,8 @@ copysign = _binary(Op.COPYSIGN, "copysign", "|a| with the sign of b")
 def _float_function(op: Op, name: str, doc: str):
     def function(x: Any) -> Tensor:
         return float_unary(op, _tensor(x))
-    function.__name__ = name
-    function.__doc__ = (f"{doc}, elementwise; integers compute in float like numpy.\n\n"
-                        f">>> np.allclose(lt.{name}(lt.asarray([0.5])).numpy(), np.{name}(0.5), equal_nan=True)\nTrue")
-    return function
+    return _named(function, name, (f"{doc}, elementwise; integers compute in float like numpy.\n\n"
+                        f">>> np.allclose(lt.{name}(lt.asarray([0.5])).numpy(), np.{name}(0.5), equal_nan=True)\nTrue"))
 
 
 tan = _float_function(Op.TAN, "tan", "Tangent")
@@ -117,10 +118,8 @@ def _rounding(op: Op, name: str, doc: str):
     def function(x: Any) -> Tensor:
         x = _tensor(x)
         return x._new(make(op, x.node)) if x.dtype.is_float else x._new(x.node)
-    function.__name__ = name
-    function.__doc__ = (f"{doc}, elementwise; integers and bool are returned unchanged (Array API)."
-                        f"\n\n>>> lt.{name}(lt.asarray([-1.5, 2.5])).tolist() == np.{name}([-1.5, 2.5]).tolist()\nTrue")
-    return function
+    return _named(function, name, (f"{doc}, elementwise; integers and bool are returned unchanged (Array API)."
+                        f"\n\n>>> lt.{name}(lt.asarray([-1.5, 2.5])).tolist() == np.{name}([-1.5, 2.5]).tolist()\nTrue"))
 
 
 floor = _rounding(Op.FLOOR, "floor", "The largest integer <= x")
@@ -233,10 +232,8 @@ def _logical(op: Op, name: str, word: str):
         a = _tensor(a).astype(bool_)
         b = bool(b) if isinstance(b, (bool, int, float)) else _tensor(b).astype(bool_)
         return binary(op, a, b)
-    function.__name__ = name
-    function.__doc__ = (f"a {word} b, as bool.\n\n"
-                        f">>> lt.{name}(lt.asarray([True, False]), True).tolist() == np.{name}([True, False], True).tolist()\nTrue")
-    return function
+    return _named(function, name, (f"a {word} b, as bool.\n\n"
+                        f">>> lt.{name}(lt.asarray([True, False]), True).tolist() == np.{name}([True, False], True).tolist()\nTrue"))
 
 
 logical_and = _logical(Op.AND, "logical_and", "and")
