@@ -42,7 +42,7 @@ def _binary(op: Op, name: str, doc: str):
             a = _tensor(a)
         return binary(op, a, b)
     return _named(function, name, (f"{doc}, elementwise with broadcasting.\n\n"
-                        f">>> np.allclose(lt.{name}(lt.arange(3), 2).numpy(), np.{name}(np.arange(3), 2))\nTrue"))
+                                   f">>> np.allclose(lt.{name}(lt.arange(3), 2).numpy(), np.{name}(np.arange(3), 2))\nTrue"))
 
 
 exp = _method("exp", "e**x elementwise\n\n>>> lt.exp(lt.asarray([0.0])).tolist()\n[1.0]")
@@ -96,7 +96,7 @@ def _float_function(op: Op, name: str, doc: str):
     def function(x: Any) -> Tensor:
         return float_unary(op, _tensor(x))
     return _named(function, name, (f"{doc}, elementwise; integers compute in float like numpy.\n\n"
-                        f">>> np.allclose(lt.{name}(lt.asarray([0.5])).numpy(), np.{name}(0.5), equal_nan=True)\nTrue"))
+                                   f">>> np.allclose(lt.{name}(lt.asarray([0.5])).numpy(), np.{name}(0.5), equal_nan=True)\nTrue"))
 
 
 tan = _float_function(Op.TAN, "tan", "Tangent")
@@ -119,7 +119,7 @@ def _rounding(op: Op, name: str, doc: str):
         x = _tensor(x)
         return x._new(make(op, x.node)) if x.dtype.is_float else x._new(x.node)
     return _named(function, name, (f"{doc}, elementwise; integers and bool are returned unchanged (Array API)."
-                        f"\n\n>>> lt.{name}(lt.asarray([-1.5, 2.5])).tolist() == np.{name}([-1.5, 2.5]).tolist()\nTrue"))
+                                   f"\n\n>>> lt.{name}(lt.asarray([-1.5, 2.5])).tolist() == np.{name}([-1.5, 2.5]).tolist()\nTrue"))
 
 
 floor = _rounding(Op.FLOOR, "floor", "The largest integer <= x")
@@ -233,7 +233,7 @@ def _logical(op: Op, name: str, word: str):
         b = bool(b) if isinstance(b, (bool, int, float)) else _tensor(b).astype(bool_)
         return binary(op, a, b)
     return _named(function, name, (f"a {word} b, as bool.\n\n"
-                        f">>> lt.{name}(lt.asarray([True, False]), True).tolist() == np.{name}([True, False], True).tolist()\nTrue"))
+                                   f">>> lt.{name}(lt.asarray([True, False]), True).tolist() == np.{name}([True, False], True).tolist()\nTrue"))
 
 
 logical_and = _logical(Op.AND, "logical_and", "and")
