@@ -158,24 +158,28 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     if isinstance(item, (bool, np.bool_)):
         raise IndexError("a Python bool as an index is not supported; use a boolean tensor instead")
     covers = (item.ndim if isinstance(item, Tensor) else np.ndim(item)) if is_mask else 1
-    basic = items[:p] + (slice(None),) * covers + items[p + 1:]
-    rest = basic_index(x, basic)
-    result = _apply_basic(x, *rest)
-    # the result axis where the advanced index acts: one for each slice or None before it
-    before = _expand_ellipsis(items[:p] + (slice(None),) * covers + items[p + 1:], x.ndim)[:_position(items, p, x.ndim)]
-    at = sum(1 for it in before if it is None or isinstance(it, slice))
+    # expand the Ellipsis once, with the axes the advanced index covers marked. Its result axes go
+    # where the marks are, after the slices and Nones before them; but, as in numpy, integers
+    # count as advanced indices too, and when a slice or None separates them the axes go first
+    expanded = _expand_ellipsis(items[:p] + (_ADVANCED,) * covers + items[p + 1:], x.ndim)
+    group = [i for i, it in enumerate(expanded) if it is not None and not isinstance(it, slice)]
+    first = expanded.index(_ADVANCED)
+    at = sum(1 for it in expanded[:first] if it is None or isinstance(it, slice))
+    basic = tuple(slice(None) if it is _ADVANCED else it for it in expanded)
+    result = _apply_basic(x, *basic_index(x, basic))
     from .indexing import _index_tensor, boolean_mask, take
     if is_mask:
-        return boolean_mask(result, item, at)
-    return take(result, _index_tensor(item, x, "indexing"), axis=at)
+        picked, new_axes = boolean_mask(result, item, at), 1
+    else:
+        index = _index_tensor(item, x, "indexing")
+        picked, new_axes = take(result, index, axis=at), index.ndim
+    if group == list(range(group[0], group[-1] + 1)) or at == 0:
+        return picked
+    moved = list(range(at, at + new_axes))
+    return permute(picked, moved + [a for a in range(picked.ndim) if a not in moved])
 
 
-def _position(items: tuple, p: int, ndim: int) -> int:
-    """Where item p lands once Ellipsis is expanded."""
-    used = sum(1 for item in items if item is not None and item is not Ellipsis)
-    if Ellipsis in items[:p]:
-        return p - 1 + (ndim - used)
-    return p
+_ADVANCED = object()  # stands for an axis an array index covers while the basic part is expanded
 
 
 def _expand_ellipsis(items: tuple, ndim: int) -> tuple:

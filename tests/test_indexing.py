@@ -26,6 +26,12 @@ READS = {
     "mask-2d": lambda i: A[:, :, 0] % 3 == 0,
     "mask-after-slice": lambda i: (slice(None), A[0, :, 0] > 10),
     "mask-all": lambda i: A % 7 == 0,
+    "ellipsis-then-mask-2d": lambda i: (Ellipsis, A[0] % 3 == 0),
+    "int-ellipsis-array": lambda i: (0, Ellipsis, [1, 3]),
+    "none-ellipsis-array": lambda i: (None, Ellipsis, [4, 0], None),
+    "array-then-ellipsis": lambda i: ([2, 1], Ellipsis, 0),
+    "int-next-to-array": lambda i: (slice(None), 2, [4, 0]),
+    "int-slice-mask": lambda i: (1, slice(None), A[0, 0] > 1),
 }
 
 
