@@ -1,7 +1,6 @@
 """Creating tensors: from data (copied onto the device), constants (no memory until used), random."""
 from __future__ import annotations
 
-import operator
 from typing import Any, Optional
 
 import numpy as np
@@ -11,6 +10,7 @@ from .ir.dtypes import DType, bool_, default_float, default_int, float32, scalar
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
+from .movement import shape_arg
 from .tensor import Tensor
 
 _rng = np.random.default_rng()
@@ -19,10 +19,7 @@ _rng = np.random.default_rng()
 def _shape(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, (tuple, list)) and len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    try:
-        dims = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"a shape is an int or a tuple of ints, not {shape!r}") from None
+    dims = shape_arg(shape, "shape")
     if any(n < 0 for n in dims):
         raise ValueError(f"negative dimensions are not allowed (shape {dims})")
     return dims

@@ -107,7 +107,7 @@ def boolean_mask(x: Tensor, mask: Any, at: int) -> Tensor:
 
 def assign(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, lazily: x's node becomes `where(written, value, x)`; x keeps its dtype.
-    Works for every index that reads work for, except boolean masks of more than one axis."""
+    Works for every index that reads work for."""
     from .movement import getitem
     positions = _positions(x)
     target = getitem(positions, index)            # which flat position each written element hits

@@ -15,7 +15,8 @@ from .ir.rules import make
 from .tensor import AxisError, Tensor, _cast, broadcast_shapes, normalize_axes
 
 
-def _shape_arg(shape: Any, what: str) -> tuple[int, ...]:
+def shape_arg(shape: Any, what: str) -> tuple[int, ...]:
+    """A shape argument (an int or a sequence of ints) as a tuple of ints; TypeError otherwise."""
     try:
         dims = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(operator.index(s) for s in shape)
     except TypeError:
@@ -29,7 +30,7 @@ def reshape(x: Tensor, shape: Any) -> Tensor:
     >>> lt.reshape(lt.arange(6), (3, -1)).shape
     (3, 2)
     """
-    dims = _shape_arg(shape, "reshape")
+    dims = shape_arg(shape, "reshape")
     unknown = [i for i, n in enumerate(dims) if n == -1]
     if len(unknown) > 1 or any(n < -1 for n in dims):
         raise ValueError(f"reshape: bad shape {dims}: at most one axis may be -1 and none below -1")
@@ -61,7 +62,7 @@ def broadcast_to(x: Tensor, shape: Any) -> Tensor:
     >>> lt.broadcast_to(lt.asarray([1, 2]), (2, 2)).tolist()
     [[1, 2], [1, 2]]
     """
-    dims = _shape_arg(shape, "broadcast_to")
+    dims = shape_arg(shape, "broadcast_to")
     if len(dims) < x.ndim or broadcast_shapes(x.shape, dims) != dims:
         raise ValueError(f"cannot broadcast a tensor of shape {x.shape} to shape {dims}")
     from .tensor import broadcast_node

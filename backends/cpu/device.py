@@ -64,7 +64,7 @@ class CPUDevice:
 
     def to_numpy(self, buffer: Buffer, writeable: bool = False) -> np.ndarray:
         buffer.owner.exported_flag.set()  # the user may hold this memory now: never pool it
-        view = buffer.handle[:math.prod(buffer.shape)].reshape(buffer.shape).view()
+        view = _view(buffer).view()
         view.flags.writeable = writeable  # read-only by default: lazy graphs may share the buffer
         return view
 

@@ -312,18 +312,22 @@ def _abs(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
     return r.intrinsic("abs", _ty(e), s, [("i1", "false")])
 
 
+def _in_float(r: _Renderer, t: str, args: list[str], compute: Callable[[str, list[str]], str]) -> str:
+    """`compute(type, args)` as is, but for half in float, rounded once back to half (as numpy)."""
+    if t != "half":
+        return compute(t, args)
+    value = compute("float", [r.op(f"fpext half {v} to float") for v in args])
+    return r.op(f"fptrunc float {value} to half")
+
+
 def _math(op: Op) -> Render:
     def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
-        t = _ty(e)
-        if t == "half":  # computed in float, rounded once to half (as numpy does)
-            wide = r.op(f"fpext half {s[0]} to float")
-            r.math.add((_MATH_OPS[op], "float"))
-            value = r.call(mathlib.function_name(_MATH_OPS[op], "float"), "float", [("float", wide)], declare=False)
-            return r.op(f"fptrunc float {value} to half")
-        r.math.add((_MATH_OPS[op], t))
-        if (_MATH_OPS[op], t) in mathlib.CALLS_LIBRARY:
-            r.scalar_calls += 1
-        return r.call(mathlib.function_name(_MATH_OPS[op], t), t, [(t, s[0])], declare=False)
+        def compute(t: str, args: list[str]) -> str:
+            r.math.add((_MATH_OPS[op], t))
+            if (_MATH_OPS[op], t) in mathlib.CALLS_LIBRARY:
+                r.scalar_calls += 1
+            return r.call(mathlib.function_name(_MATH_OPS[op], t), t, [(t, args[0])], declare=False)
+        return _in_float(r, _ty(e), s, compute)
     return render
 
 
@@ -490,12 +494,10 @@ def _libm(name: str) -> Render:
     """A C library function: `name` for double, `name`f for float; half computes in float.
     Scalar calls: a loop that uses one is not vectorized (issue 6 makes these vector code)."""
     def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
-        t = _ty(e)
-        wide = "float" if t == "half" else t
-        args = [r.op(f"fpext half {v} to float") if t == "half" else v for v in s]
-        r.scalar_calls += 1
-        value = r.call(name + ("f" if wide == "float" else ""), wide, [(wide, v) for v in args])
-        return r.op(f"fptrunc float {value} to half") if t == "half" else value
+        def compute(t: str, args: list[str]) -> str:
+            r.scalar_calls += 1
+            return r.call(name + ("f" if t == "float" else ""), t, [(t, v) for v in args])
+        return _in_float(r, _ty(e), s, compute)
     return render
 
 
