@@ -71,4 +71,5 @@ class Stats:
     memory_cache_hits: int = 0
     disk_cache_hits: int = 0
     compile_seconds: float = 0.0
+    transfers: int = 0          # copies between devices (Tensor.to)
     extra: dict = field(default_factory=dict)

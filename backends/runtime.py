@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ..ir.loop import Kernel
@@ -37,7 +37,7 @@ class Runtime:
 
     def compile(self, kernel: Kernel, prefix: str) -> CompiledKernel:
         """The loaded program for `kernel` (named by its content, so equal kernels share it)."""
-        text = self.render(kernel.__class__(_PLACEHOLDER, kernel.params, kernel.body, kernel.parallel_extent))
+        text = self.render(replace(kernel, name=_PLACEHOLDER))
         name = f"{prefix}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
         if name in self.loaded:
             self.stats.memory_cache_hits += 1

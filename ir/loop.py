@@ -49,6 +49,8 @@ class LoopKind(Enum):
     PARALLEL = "parallel"      # iterations split across cores (cpu) or bound to blocks (gpu)
     VECTORIZED = "vectorized"  # the backend vectorizes it with `vector_width` lanes
     UNROLLED = "unrolled"
+    BLOCK = "block"            # gpu: one iteration per block (work-group); `if (var < stop)`
+    THREAD = "thread"          # gpu: one iteration per thread (work-item) of a block
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,23 @@ class For:
     unroll: int = 1            # unroll factor; in a reduction, also the number of accumulators
 
 
-Stmt = Union[Store, Declare, Assign, For]
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    body: tuple["Stmt", ...]
+
+
+@dataclass(frozen=True)
+class ThreadReduce:
+    """gpu: combine the accumulator `acc` of the `threads` threads of a block with `op` (a tree
+    through local/shared memory); afterwards every thread holds the block's result in `acc`."""
+    acc: Var
+    op: Op
+    threads: int
+    index: Var                 # the thread index variable
+
+
+Stmt = Union[Store, Declare, Assign, For, If, ThreadReduce]
 
 
 @dataclass(frozen=True)
@@ -99,6 +117,9 @@ class Kernel:
     # The extent of the outermost PARALLEL loop (None when there is none); the runtime calls the
     # kernel with ranges [start, end) of it, so those loops read the parameters `start`/`end`.
     parallel_extent: int | None = None
+    # gpu kernels: a 1-d grid of `blocks` blocks of `threads` threads (loops bound to them)
+    blocks: int = 1
+    threads: int = 1
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -172,5 +193,5 @@ def walk(stmts: tuple[Stmt, ...]):
     """Every statement, depth first."""
     for s in stmts:
         yield s
-        if isinstance(s, For):
+        if isinstance(s, (For, If)):
             yield from walk(s.body)

@@ -41,8 +41,8 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None) -> Tensor:
     True
     """
     if isinstance(obj, Tensor):
-        if device is not None and canonical_device(device) != obj.device:
-            raise ValueError(f"asarray: the tensor is on {obj.device}, not {device}; copies between devices are explicit")
+        if device is not None:
+            obj = obj.to_device(device)  # asked for by name: an explicit copy
         return obj if dtype is None else obj.astype(dtype)
     device = canonical_device(device)
     from_python = not isinstance(obj, (np.ndarray, np.generic))
@@ -226,7 +226,7 @@ def from_dlpack(x: Any, device: Any = None, copy: Optional[bool] = None) -> Tens
     device = canonical_device(device)
     array = np.from_dlpack(x)
     to_dtype(array.dtype)  # a clear TypeError for dtypes lazytensor lacks
-    if copy or not array.flags.c_contiguous or array.size == 0:  # (kernels may read element 0)
+    if copy or device != "cpu" or not array.flags.c_contiguous or array.size == 0:  # (kernels may read element 0)
         if copy is False and array.size:
             raise BufferError("from_dlpack: the data is not C-contiguous, so sharing it needs a copy")
         return _from_numpy(array, to_dtype(array.dtype), device)

@@ -1,6 +1,7 @@
 """Devices by name, each with its runtime (created on first use), and the shared counters."""
 from __future__ import annotations
 
+import functools
 import os
 
 from .backends.protocol import Stats
@@ -18,12 +19,26 @@ def debug_level() -> int:
 
 
 def devices() -> list[str]:
-    """The devices available in this process.
+    """The devices available in this process: "cpu" always, then "opencl:N" for each OpenCL
+    device (with pyopencl installed) and "cuda:N" for each CUDA GPU (with pycuda installed).
 
     >>> "cpu" in lt.devices()
     True
     """
-    return ["cpu"]
+    return ["cpu"] + _backend_names("opencl") + _backend_names("cuda")
+
+
+@functools.lru_cache(maxsize=None)
+def _backend_names(kind: str) -> list[str]:
+    """The devices of one backend; none where its Python package (or driver) is missing."""
+    try:
+        if kind == "opencl":
+            from .backends.opencl.device import device_names
+        else:
+            from .backends.cuda.device import device_names
+    except ImportError:
+        return []
+    return device_names()
 
 
 def default_device() -> str:
@@ -31,23 +46,43 @@ def default_device() -> str:
 
 
 def canonical_device(name: object) -> str:
+    """The canonical name of a device: "cpu", "opencl:0", "cuda:1" (a bare "opencl" or "cuda"
+    is device 0); a ValueError listing the devices there are for one that is not here."""
     if name is None:
         return default_device()
     text = str(name).strip().lower()
     if text in ("cpu", "cpu:0"):
         return "cpu"
+    if text in ("opencl", "cuda", "gpu"):
+        text = {"gpu": "cuda"}.get(text, text) + ":0"
+    if text in devices():
+        return text
     raise ValueError(f"device {name!r} is not available; available devices: {', '.join(devices())}")
 
 
 def runtime(device: str) -> Runtime:
     if device not in _RUNTIMES:
-        if device != "cpu":
-            raise ValueError(f"device {device!r} is not available; available devices: {', '.join(devices())}")
+        _RUNTIMES[device] = _make_runtime(canonical_device(device))
+    return _RUNTIMES[device]
+
+
+def _make_runtime(device: str) -> Runtime:
+    kind, _, index = device.partition(":")
+    if kind == "cpu":
         from .backends.cpu.compiler import LLVMCompiler
         from .backends.cpu.device import CPUDevice
         from .backends.cpu.render import render
-        _RUNTIMES[device] = Runtime(CPUDevice(), render, LLVMCompiler(), STATS, debug_level())
-    return _RUNTIMES[device]
+        return Runtime(CPUDevice(), render, LLVMCompiler(), STATS, debug_level())
+    from .backends import cstyle
+    if kind == "opencl":
+        from .backends.opencl.device import OpenCLCompiler, OpenCLDevice
+        gpu = OpenCLDevice(int(index))
+        return Runtime(gpu, functools.partial(cstyle.render, dialect=cstyle.OPENCL), OpenCLCompiler(gpu),
+                       STATS, debug_level())
+    from .backends.cuda.device import CUDADevice
+    gpu = CUDADevice(int(index))
+    return Runtime(gpu, functools.partial(cstyle.render, dialect=cstyle.CUDA), gpu.compiler(),
+                   STATS, debug_level())
 
 
 def stats() -> dict:
@@ -62,4 +97,5 @@ def stats() -> dict:
         "memory_cache_hits": STATS.memory_cache_hits,
         "disk_cache_hits": STATS.disk_cache_hits,
         "compile_seconds": STATS.compile_seconds,
+        "transfers": STATS.transfers,
     }

@@ -13,14 +13,8 @@ from .ir.passes import const
 from .ir.rules import make
 from .movement import (broadcast_to, concatenate, expand_dims, flip, pad, permute, reshape,
                        squeeze, stack)
-from .tensor import Tensor, binary, float_unary, where
+from .tensor import Tensor, as_tensor, binary, float_unary, where
 
-
-def _tensor(x: Any) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    from .creation import asarray
-    return asarray(x)
 
 
 def _named(function, name: str, doc: str):
@@ -32,14 +26,14 @@ def _named(function, name: str, doc: str):
 
 def _method(name: str, doc: str):
     def function(x: Any, *args: Any, **kwargs: Any) -> Tensor:
-        return getattr(_tensor(x), name)(*args, **kwargs)
+        return getattr(as_tensor(x), name)(*args, **kwargs)
     return _named(function, name, f"{doc}\n\nlt.{name}(x, ...) is the same as x.{name}(...).")
 
 
 def _binary(op: Op, name: str, doc: str):
     def function(a: Any, b: Any) -> Tensor:
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-            a = _tensor(a)
+            a = as_tensor(a)
         return binary(op, a, b)
     return _named(function, name, (f"{doc}, elementwise with broadcasting.\n\n"
                                    f">>> np.allclose(lt.{name}(lt.arange(3), 2).numpy(), np.{name}(np.arange(3), 2))\nTrue"))
@@ -94,7 +88,7 @@ copysign = _binary(Op.COPYSIGN, "copysign", "|a| with the sign of b")
 
 def _float_function(op: Op, name: str, doc: str):
     def function(x: Any) -> Tensor:
-        return float_unary(op, _tensor(x))
+        return float_unary(op, as_tensor(x))
     return _named(function, name, (f"{doc}, elementwise; integers compute in float like numpy.\n\n"
                                    f">>> np.allclose(lt.{name}(lt.asarray([0.5])).numpy(), np.{name}(0.5), equal_nan=True)\nTrue"))
 
@@ -116,7 +110,7 @@ log10 = _float_function(Op.LOG10, "log10", "Base-10 logarithm")
 
 def _rounding(op: Op, name: str, doc: str):
     def function(x: Any) -> Tensor:
-        x = _tensor(x)
+        x = as_tensor(x)
         return x._new(make(op, x.node)) if x.dtype.is_float else x._new(x.node)
     return _named(function, name, (f"{doc}, elementwise; integers and bool are returned unchanged (Array API)."
                                    f"\n\n>>> lt.{name}(lt.asarray([-1.5, 2.5])).tolist() == np.{name}([-1.5, 2.5]).tolist()\nTrue"))
@@ -138,7 +132,7 @@ def signbit(x: Any) -> Tensor:
     >>> lt.signbit(lt.asarray([-0.0, 1.0])).tolist()
     [True, False]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     return x._new(make(Op.SIGNBIT, x.node))
 
 
@@ -148,7 +142,7 @@ def isnan(x: Any) -> Tensor:
     >>> lt.isnan(lt.asarray([float('nan'), 1.0])).tolist()
     [True, False]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     return x != x if x.dtype.is_float else _all(x, False)
 
 
@@ -158,7 +152,7 @@ def isinf(x: Any) -> Tensor:
     >>> lt.isinf(lt.asarray([float('inf'), 1.0])).tolist()
     [True, False]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     return x.abs() == math.inf if x.dtype.is_float else _all(x, False)
 
 
@@ -168,7 +162,7 @@ def isfinite(x: Any) -> Tensor:
     >>> lt.isfinite(lt.asarray([float('nan'), 1.0])).tolist()
     [False, True]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     return x.abs() < math.inf if x.dtype.is_float else _all(x, True)
 
 
@@ -178,7 +172,7 @@ def sign(x: Any) -> Tensor:
     >>> lt.sign(lt.asarray([-2, 0, 3])).tolist()
     [-1, 0, 1]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     if x.dtype.is_bool:
         raise TypeError("sign is not defined for bool (numpy refuses it too); cast with .astype() first")
     # zeros (either sign) give +0 and nan stays nan, as in numpy
@@ -192,7 +186,7 @@ def square(x: Any) -> Tensor:
     >>> lt.square(lt.asarray([3])).tolist()
     [9]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     x = x.astype(ufunc_result(np.square, x.dtype))  # numpy squares bool in int8
     return x * x
 
@@ -203,7 +197,7 @@ def positive(x: Any) -> Tensor:
     >>> lt.positive(lt.asarray([-1])).tolist()
     [-1]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     if x.dtype.is_bool:
         raise TypeError("positive is not defined for bool (numpy refuses it too)")
     return x._new(x.node)
@@ -215,7 +209,7 @@ def bitwise_invert(x: Any) -> Tensor:
     >>> lt.bitwise_invert(lt.asarray([0, 1])).tolist()
     [-1, -2]
     """
-    return ~_tensor(x)
+    return ~as_tensor(x)
 
 
 def logical_not(x: Any) -> Tensor:
@@ -224,13 +218,13 @@ def logical_not(x: Any) -> Tensor:
     >>> lt.logical_not(lt.asarray([0, 2])).tolist()
     [True, False]
     """
-    return ~_tensor(x).astype(bool_)
+    return ~as_tensor(x).astype(bool_)
 
 
 def _logical(op: Op, name: str, word: str):
     def function(a: Any, b: Any) -> Tensor:
-        a = _tensor(a).astype(bool_)
-        b = bool(b) if isinstance(b, (bool, int, float)) else _tensor(b).astype(bool_)
+        a = as_tensor(a, like=b).astype(bool_)
+        b = bool(b) if isinstance(b, (bool, int, float)) else as_tensor(b, like=a).astype(bool_)
         return binary(op, a, b)
     return _named(function, name, (f"a {word} b, as bool.\n\n"
                                    f">>> lt.{name}(lt.asarray([True, False]), True).tolist() == np.{name}([True, False], True).tolist()\nTrue"))
@@ -247,9 +241,9 @@ def logaddexp(a: Any, b: Any) -> Tensor:
     >>> lt.logaddexp(lt.asarray([1000.0]), 1000.0).tolist()
     [1000.69...]
     """
-    a = _tensor(a)
+    a = as_tensor(a, like=b)
     if not isinstance(b, Tensor) and not isinstance(b, (int, float)):
-        b = _tensor(b)
+        b = as_tensor(b, like=a)
     common = result_type(a.dtype, b.dtype if isinstance(b, Tensor) else b)
     dtype = ufunc_result(np.logaddexp, common, common)
     a = a.astype(dtype)
@@ -267,7 +261,7 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:
     >>> lt.clip(lt.asarray([-2, 5, 9]), 0, 6).tolist()
     [0, 5, 6]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     result = x
     if min is not None:
         result = maximum(result, min)
@@ -282,7 +276,7 @@ def conj(x: Any) -> Tensor:
     >>> lt.conj(lt.asarray([1.0, -2.0])).tolist()
     [1.0, -2.0]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     return x._new(x.node)
 
 
@@ -301,7 +295,7 @@ def imag(x: Any) -> Tensor:
     >>> lt.imag(lt.asarray([1.0, -2.0])).tolist()
     [0.0, 0.0]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     return x._new(const(0, x.dtype, x.shape))
 
 
@@ -311,7 +305,7 @@ def reciprocal(x: Any) -> Tensor:
     >>> lt.reciprocal(lt.asarray([2, 4])).tolist()
     [0.5, 0.25]
     """
-    return 1 / _tensor(x)
+    return 1 / as_tensor(x)
 
 
 def greater(a: Any, b: Any) -> Tensor:
@@ -339,7 +333,7 @@ def matmul(a: Any, b: Any) -> Tensor:
     [3.0, 3.0]
     """
     from .linalg import matmul as _matmul
-    return _matmul(_tensor(a) if not isinstance(b, Tensor) else a, b)
+    return _matmul(as_tensor(a, like=b), b)
 
 
 __all__ = [

@@ -15,18 +15,12 @@ import numpy as np
 
 from .ir.ops import Op
 from .ir.rules import make
-from .tensor import Tensor, normalize_axes, where
+from .tensor import Tensor, as_tensor, normalize_axes, where
 
-
-def _tensor(x: Any, like: Tensor | None = None) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    from .creation import asarray
-    return asarray(x, device=like.device if like is not None else None)
 
 
 def _index_tensor(indices: Any, like: Tensor, what: str) -> Tensor:
-    index = _tensor(indices, like)
+    index = as_tensor(indices, like)
     if not index.dtype.is_integer:
         raise IndexError(f"{what}: indices must be integers, not {index.dtype.name}")
     if index.device != like.device:
@@ -41,7 +35,7 @@ def take(x: Any, indices: Any, axis: Any = None) -> Tensor:
     >>> lt.take(lt.asarray([10, 20, 30]), lt.asarray([2, 0, -1])).tolist()
     [30, 10, 30]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     if axis is None:
         x, axis = x.reshape(-1), 0
     (axis,) = normalize_axes(axis, x.ndim)
@@ -59,7 +53,7 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Tensor:
     [[20], [30]]
     """
     from .creation import arange
-    x = _tensor(x)
+    x = as_tensor(x)
     index = _index_tensor(indices, x, "take_along_axis")
     if index.ndim != x.ndim:
         raise ValueError(f"take_along_axis: indices need {x.ndim} dimensions like x {x.shape}, not {index.shape}")
@@ -88,7 +82,7 @@ def nonzero(x: Any) -> tuple[Tensor, ...]:
     [[1, 3]]
     """
     from .creation import asarray
-    x = _tensor(x)
+    x = as_tensor(x)
     if x.ndim == 0:
         raise ValueError("nonzero of a 0-d tensor is not defined; use x.reshape(1)")
     return tuple(asarray(i.astype(np.int64), device=x.device) for i in np.nonzero(x.numpy()))
@@ -111,7 +105,7 @@ def assign(x: Tensor, index: Any, value: Any) -> None:
     from .movement import getitem
     positions = _positions(x)
     target = getitem(positions, index)            # which flat position each written element hits
-    value = _tensor(value, x).astype(x.dtype).broadcast_to(target.shape)
+    value = as_tensor(value, x).astype(x.dtype).broadcast_to(target.shape)
     if target.size == 0:
         return
     written, source = _scatter_map(target, x.size)

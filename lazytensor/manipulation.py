@@ -6,14 +6,12 @@ import operator
 from typing import Any, Sequence
 
 from .movement import concatenate, permute
-from .tensor import Tensor, broadcast_shapes, normalize_axes, where  # noqa: F401 (broadcast_shapes: exported)
+from .tensor import Tensor, as_tensor, broadcast_shapes, normalize_axes, where  # noqa: F401 (broadcast_shapes: exported)
 
 
-def _tensor(x: Any) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    from .creation import asarray
-    return asarray(x)
+
+def _first_tensor(values) -> Tensor | None:
+    return next((v for v in values if isinstance(v, Tensor)), None)
 
 
 def broadcast_arrays(*arrays: Any) -> list[Tensor]:
@@ -22,7 +20,7 @@ def broadcast_arrays(*arrays: Any) -> list[Tensor]:
     >>> [t.shape for t in lt.broadcast_arrays(lt.zeros((3, 1)), lt.zeros(4))]
     [(3, 4), (3, 4)]
     """
-    tensors = [_tensor(a) for a in arrays]
+    tensors = [as_tensor(a, _first_tensor(arrays)) for a in arrays]
     shape = broadcast_shapes(*[t.shape for t in tensors])
     return [t.broadcast_to(shape) for t in tensors]
 
@@ -35,7 +33,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Tensor]:
     """
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', not {indexing!r}")
-    tensors = [_tensor(a) for a in arrays]
+    tensors = [as_tensor(a, _first_tensor(arrays)) for a in arrays]
     for t in tensors:
         if t.ndim != 1:
             raise ValueError(f"meshgrid takes 1-D arrays; got shape {t.shape}")
@@ -57,7 +55,7 @@ def moveaxis(x: Any, source: Any, destination: Any) -> Tensor:
     >>> lt.moveaxis(lt.zeros((2, 3, 4)), 0, -1).shape
     (3, 4, 2)
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     src = [normalize_axes(a, x.ndim)[0] for a in (source if isinstance(source, (tuple, list)) else [source])]
     dst = [normalize_axes(a, x.ndim)[0] for a in (destination if isinstance(destination, (tuple, list)) else [destination])]
     if len(src) != len(dst):
@@ -74,7 +72,7 @@ def roll(x: Any, shift: Any, axis: Any = None) -> Tensor:
     >>> lt.roll(lt.arange(5), 2).tolist()
     [3, 4, 0, 1, 2]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     if axis is None:
         return roll(x.reshape(-1), shift, 0).reshape(x.shape)
     shifts = shift if isinstance(shift, (tuple, list)) else [shift] * (len(axis) if isinstance(axis, (tuple, list)) else 1)
@@ -100,7 +98,7 @@ def tile(x: Any, repetitions: Sequence[int]) -> Tensor:
     >>> lt.tile(lt.asarray([1, 2]), (2,)).tolist()
     [1, 2, 1, 2]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     reps = tuple(repetitions) if isinstance(repetitions, (tuple, list)) else (repetitions,)
     rank = max(len(reps), x.ndim)
     reps = (1,) * (rank - len(reps)) + reps
@@ -116,7 +114,7 @@ def repeat(x: Any, repeats: int, axis: Any = None) -> Tensor:
     >>> lt.repeat(lt.asarray([1, 2]), 2).tolist()
     [1, 1, 2, 2]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     if isinstance(repeats, Tensor) or isinstance(repeats, (tuple, list)):
         raise TypeError("repeat: only one int count is supported so far (not one per element)")
     if axis is None:
@@ -143,7 +141,7 @@ def tril(x: Any, k: int = 0) -> Tensor:
     >>> lt.tril(lt.ones((2, 2))).tolist()
     [[1.0, 0.0], [1.0, 1.0]]
     """
-    return _band(_tensor(x), k, lower=True)
+    return _band(as_tensor(x), k, lower=True)
 
 
 def triu(x: Any, k: int = 0) -> Tensor:
@@ -152,7 +150,7 @@ def triu(x: Any, k: int = 0) -> Tensor:
     >>> lt.triu(lt.ones((2, 2))).tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
-    return _band(_tensor(x), k, lower=False)
+    return _band(as_tensor(x), k, lower=False)
 
 
 def matrix_transpose(x: Any) -> Tensor:
@@ -161,7 +159,7 @@ def matrix_transpose(x: Any) -> Tensor:
     >>> lt.matrix_transpose(lt.zeros((2, 3, 4))).shape
     (2, 4, 3)
     """
-    return _tensor(x).mT
+    return as_tensor(x).mT
 
 
 def vecdot(x1: Any, x2: Any, axis: int = -1) -> Tensor:
@@ -170,7 +168,7 @@ def vecdot(x1: Any, x2: Any, axis: int = -1) -> Tensor:
     >>> lt.vecdot(lt.ones((2, 3)), lt.ones(3)).tolist()
     [3.0, 3.0]
     """
-    a, b = _tensor(x1), _tensor(x2)
+    a, b = as_tensor(x1), as_tensor(x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("vecdot needs at least one axis in each operand")
     if a.shape[axis] != b.shape[axis]:
@@ -185,7 +183,7 @@ def tensordot(x1: Any, x2: Any, axes: Any = 2) -> Tensor:
     >>> lt.tensordot(lt.ones((2, 3, 4)), lt.ones((3, 4, 5))).shape
     (2, 5)
     """
-    a, b = _tensor(x1), _tensor(x2)
+    a, b = as_tensor(x1), as_tensor(x2)
     if isinstance(axes, int):
         if axes < 0:
             raise ValueError("tensordot: axes must be non-negative")
@@ -213,7 +211,7 @@ def concat(arrays: Sequence[Any], /, *, axis: Any = 0) -> Tensor:
     [0.0, 0.0, 1.0]
     """
     if axis is None:
-        return concatenate([_tensor(a).reshape(-1) for a in arrays], axis=0)
+        return concatenate([as_tensor(a).reshape(-1) for a in arrays], axis=0)
     return concatenate(arrays, axis=axis)
 
 
@@ -223,7 +221,7 @@ def permute_dims(x: Any, /, axes: Sequence[int]) -> Tensor:
     >>> lt.permute_dims(lt.zeros((2, 3)), (1, 0)).shape
     (3, 2)
     """
-    return permute(_tensor(x), axes)
+    return permute(as_tensor(x), axes)
 
 
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
@@ -232,7 +230,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     >>> len(lt.unstack(lt.zeros((3, 2))))
     3
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     (axis,) = normalize_axes(axis, x.ndim)
     return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
 
@@ -243,7 +241,7 @@ def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Ten
     >>> lt.count_nonzero(lt.asarray([0, 2, 3])).item()
     2
     """
-    return (_tensor(x) != 0).sum(axis=axis, keepdims=keepdims)
+    return (as_tensor(x) != 0).sum(axis=axis, keepdims=keepdims)
 
 
 def diff(x: Any, /, *, axis: int = -1, n: int = 1) -> Tensor:
@@ -252,7 +250,7 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1) -> Tensor:
     >>> lt.diff(lt.asarray([1, 4, 9, 16])).tolist()
     [3, 5, 7]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     (axis,) = normalize_axes(axis, x.ndim)
     if n < 0:
         raise ValueError(f"diff: n must be non-negative, not {n}")

@@ -12,7 +12,7 @@ from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
-from .tensor import AxisError, Tensor, _cast, broadcast_shapes, normalize_axes
+from .tensor import AxisError, Tensor, _cast, as_tensor, broadcast_shapes, normalize_axes
 
 
 def shape_arg(shape: Any, what: str) -> tuple[int, ...]:
@@ -257,13 +257,11 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     >>> lt.concatenate([lt.zeros(2), lt.ones(1)]).tolist()
     [0.0, 0.0, 1.0]
     """
-    from .creation import asarray
     tensors = list(tensors)
     if not tensors:
         raise ValueError("need at least one tensor to concatenate")
-    first = next((t for t in tensors if isinstance(t, Tensor)), None)
-    device = first.device if first is not None else None
-    tensors = [t if isinstance(t, Tensor) else asarray(t, device=device) for t in tensors]
+    like = next((t for t in tensors if isinstance(t, Tensor)), None)
+    tensors = [as_tensor(t, like) for t in tensors]
     ndim = tensors[0].ndim
     if ndim == 0:
         raise ValueError("zero-dimensional tensors cannot be concatenated")
@@ -302,8 +300,8 @@ def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("need at least one tensor to stack")
-    from .creation import asarray
-    tensors = [t if isinstance(t, Tensor) else asarray(t) for t in tensors]
+    like = next((t for t in tensors if isinstance(t, Tensor)), None)
+    tensors = [as_tensor(t, like) for t in tensors]
     if any(t.shape != tensors[0].shape for t in tensors):
         raise ValueError(f"stack: all tensors must have the same shape; got {[t.shape for t in tensors]}")
     return concatenate([expand_dims(t, axis) for t in tensors], axis=axis)

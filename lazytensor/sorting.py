@@ -13,14 +13,8 @@ import numpy as np
 from .ir.dtypes import result_type, to_dtype
 from .ir.ops import Op
 from .ir.rules import make
-from .tensor import Tensor, _accumulator, _cast, normalize_axes
+from .tensor import Tensor, _accumulator, _cast, as_tensor, normalize_axes
 
-
-def _tensor(x: Any) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    from .creation import asarray
-    return asarray(x)
 
 
 def _sort_axis(x: Tensor, axis: int, what: str) -> int:
@@ -35,7 +29,7 @@ def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = 
     >>> lt.sort(lt.asarray([3, 1, 2])).tolist()
     [1, 2, 3]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     return x._new(make(Op.SORT, x.node, arg=(_sort_axis(x, axis, "sort"), bool(descending))))
 
 
@@ -45,7 +39,7 @@ def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool
     >>> lt.argsort(lt.asarray([3, 1, 2])).tolist()
     [1, 2, 0]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     return x._new(make(Op.ARGSORT, x.node, arg=(_sort_axis(x, axis, "argsort"), bool(descending))))
 
 
@@ -57,7 +51,7 @@ def cumulative_sum(x: Any, /, *, axis: Optional[int] = None, dtype: Any = None,
     >>> lt.cumulative_sum(lt.asarray([1, 2, 3])).tolist()
     [1, 3, 6]
     """
-    x = _tensor(x)
+    x = as_tensor(x)
     if axis is None:
         if x.ndim != 1:
             raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-d tensor (shape {x.shape})")
@@ -73,14 +67,15 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     >>> lt.searchsorted(lt.asarray([1, 3, 5]), lt.asarray([0, 3, 9])).tolist()
     [0, 1, 3]
     """
-    sorted_x, values = _tensor(x1), _tensor(x2)
+    sorted_x = as_tensor(x1, like=x2)
+    values = as_tensor(x2, like=sorted_x)
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', not {side!r}")
     if sorted_x.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D; got shape {sorted_x.shape}")
     if sorter is not None:
         from .indexing import take
-        sorted_x = take(sorted_x, _tensor(sorter))
+        sorted_x = take(sorted_x, as_tensor(sorter, like=sorted_x))
     dtype = result_type(sorted_x.dtype, values.dtype)  # compare in the common dtype, like numpy
     a, b = _cast(sorted_x.node, dtype), _cast(values.node, dtype)
     return values._new(make(Op.SEARCHSORTED, a, b, arg=side))
@@ -105,7 +100,7 @@ class UniqueInverse(NamedTuple):
 
 def _unique(x: Any):
     from .creation import asarray
-    x = _tensor(x)
+    x = as_tensor(x)
     values, indices, inverse, counts = np.unique(x.numpy().reshape(-1), return_index=True, return_inverse=True,
                                                  return_counts=True, equal_nan=False)
     device = x.device

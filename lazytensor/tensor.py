@@ -69,15 +69,29 @@ class Tensor:
         return self.permute(tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
 
     def to_device(self, device: Any, stream: Any = None) -> "Tensor":
-        """This tensor on `device` (only its own device for now: copies come with issue 4).
+        """This tensor on `device`: itself when it is there already, else a copy (computed
+        first on its own device; each copy counts in `lt.stats()["transfers"]`).
 
         >>> lt.arange(3).to_device('cpu').tolist()
         [0, 1, 2]
         """
+        from .devices import STATS, runtime
         target = canonical_device(device)
-        if target != self.device:
-            raise ValueError(f"to_device: copying from {self.device} to {target} is not supported yet")
-        return self
+        if target == self.device:
+            return self
+        self.realize()
+        host = runtime(self.device).device.to_numpy(self.node.arg)
+        buffer = runtime(target).device.from_numpy(np.ascontiguousarray(host))
+        STATS.transfers += 1
+        return Tensor(Node(Op.BUFFER, self.dtype, self.shape, (), buffer), target)
+
+    def to(self, device: Any) -> "Tensor":
+        """This tensor on `device` (PyTorch's name for `to_device`).
+
+        >>> lt.ones(2).to("cpu").tolist()
+        [1.0, 1.0]
+        """
+        return self.to_device(device)
 
     def __array_namespace__(self, api_version: Optional[str] = None):
         """The module implementing the Python Array API for this tensor: lazytensor itself."""
@@ -120,6 +134,8 @@ class Tensor:
                    copy: Optional[bool] = None):
         """DLPack export (zero-copy on the cpu): `np.from_dlpack(x)`, `torch.from_dlpack(x)`."""
         from .devices import runtime
+        if self.device != "cpu":
+            raise BufferError(f"DLPack export: this tensor is on {self.device}; copy it with .to('cpu') first")
         self.realize()
         array = runtime(self.device).device.to_numpy(self.node.arg, writeable=True)
         kwargs = {} if max_version is None else {"max_version": max_version}
@@ -128,7 +144,8 @@ class Tensor:
         return array.__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return (1, 0)  # kDLCPU, device 0
+        kind, _, index = self.device.partition(":")
+        return ({"cpu": 1, "cuda": 2, "opencl": 4}[kind], int(index or 0))  # kDLCPU, kDLCUDA, kDLOpenCL
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         """np.asarray(x) gives a writable copy; with copy=False, the read-only view."""
@@ -182,14 +199,13 @@ class Tensor:
 
     def astype(self, dtype: Any, copy: bool = True, device: Any = None) -> "Tensor":
         """A copy converted to `dtype` (numpy's casting rules for values); `copy` and `device`
-        are the Array API's (every result is a new lazy tensor, on this device).
+        are the Array API's (every result is a new lazy tensor, on `device` when one is given).
 
         >>> lt.asarray([1.7, -1.7]).astype(lt.int32).tolist()
         [1, -1]
         """
-        if device is not None and canonical_device(device) != self.device:
-            raise ValueError(f"astype: copying from {self.device} to {device} is not supported yet")
-        return Tensor(_cast(self.node, to_dtype(dtype)), self.device)
+        source = self if device is None else self.to_device(device)
+        return Tensor(_cast(source.node, to_dtype(dtype)), source.device)
 
     def _new(self, node: Node) -> "Tensor":
         return Tensor(node, self.device)
@@ -621,6 +637,15 @@ def broadcast_node(node: Node, shape: tuple[int, ...]) -> Node:
     if padded != node.shape:
         node = make(Op.RESHAPE, node, arg=padded)
     return make(Op.EXPAND, node, arg=tuple(shape)) if padded != shape else node
+
+
+def as_tensor(x: Any, like: Any = None) -> Tensor:
+    """`x` itself when it is a Tensor; else a new tensor of it, on the device of `like` (another
+    operand, when that is a Tensor) or the default device."""
+    if isinstance(x, Tensor):
+        return x
+    from .creation import asarray
+    return asarray(x, device=like.device if isinstance(like, Tensor) else None)
 
 
 def operands(*values: Any, name: str, device: Optional[str] = None,

@@ -15,3 +15,26 @@ REDUCE_ACCUMULATORS = 4
 # Vector registers unrolled in an elementwise loop: 2 hides the loop overhead; more only grows
 # code, since elementwise kernels are bound by memory bandwidth.
 ELEMENTWISE_UNROLL = 2
+
+# ---- gpu --------------------------------------------------------------------------------------
+
+# Threads per block: a power of two (the reduction tree halves it), 256 keeps several blocks
+# resident per multiprocessor and is within every device's limit we know of.
+GPU_THREADS = 256
+
+
+def gpu_threads(target) -> int:
+    limit = target.max_threads_per_block or GPU_THREADS
+    threads = GPU_THREADS
+    while threads > limit:
+        threads //= 2
+    return threads
+
+
+# A reduction computes one output per thread (serially) when there are at least this many
+# outputs per compute unit: then threads alone fill the device and no tree is needed.
+GPU_OUTPUTS_PER_THREAD_MIN = 16 * GPU_THREADS
+
+# Reductions this short, or over a non-contiguous axis, also run one output per thread when
+# there are enough outputs to fill a block: a tree would cost more than it shares.
+GPU_SHORT_REDUCTION = 64

@@ -15,7 +15,7 @@ from ..ir.graph import Node
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.ops import Op
 from ..ir.view import View
-from .schedule import Parallel, Reorder, Schedule, Split, Unroll, Vectorize, reductions
+from .schedule import Bind, Fuse, Parallel, Reorder, Schedule, Split, Unroll, Vectorize, reductions
 
 _UPDATE = {Op.SUM: Op.ADD, Op.PROD: Op.MUL, Op.REDUCE_MAX: Op.MAX, Op.REDUCE_MIN: Op.MIN}
 
@@ -44,73 +44,116 @@ class _Loop:
 
 def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kernel:
     shape = expr.shape
-    loops = [_Loop(f"i{d}", n, loop.const(n)) for d, n in enumerate(shape)]
-    axis_value: dict[str, Expr] = {f"i{d}": Var(f"i{d}") for d in range(len(shape))}
-    reduce_loops: dict[str, _Loop] = {}
     reduces = reductions(expr)
+    # the loop nests, outermost loop first: "out" for the output axes, "r<k>" for reduction k's
+    nests: dict[str, list[_Loop]] = {"out": [_Loop(f"i{d}", n, loop.const(n)) for d, n in enumerate(shape)]}
+    values: dict[str, Expr] = {f"i{d}": Var(f"i{d}") for d in range(len(shape))}
     for k, r in enumerate(reduces):
-        for a in r.arg:
-            n = r.src[0].shape[a]
-            reduce_loops[f"r{k}_{a}"] = _Loop(f"r{k}_{a}", n, loop.const(n))
+        nests[f"r{k}"] = [_Loop(f"r{k}_{a}", r.src[0].shape[a], loop.const(r.src[0].shape[a])) for a in r.arg]
+        values.update({f"r{k}_{a}": Var(f"r{k}_{a}") for a in r.arg})
 
-    def find(axis: str) -> _Loop:
-        for lp in loops:
-            if lp.name == axis:
-                return lp
-        if axis in reduce_loops:
-            return reduce_loops[axis]
+    def find(axis: str) -> tuple[list[_Loop], int]:
+        for nest in nests.values():
+            for at, lp in enumerate(nest):
+                if lp.name == axis:
+                    return nest, at
         raise ValueError(f"schedule names axis {axis!r}, which this kernel does not have")
+
+    def replace_axis(old: str, value: Expr) -> None:
+        for a in values:
+            values[a] = substitute(values[a], old, value)
+        for nest in nests.values():
+            for other in nest:
+                other.stop = substitute(other.stop, old, value)
 
     for prim in schedule:
         if isinstance(prim, Split):
-            lp = find(prim.axis)
-            if lp not in loops:
-                raise ValueError(f"Split({prim.axis!r}): only output axes can be split so far")
-            at = loops.index(lp)
+            nest, at = find(prim.axis)
+            lp = nest[at]
             outer_n = -(-lp.extent // prim.factor)
             outer = _Loop(f"{lp.name}_o", outer_n, loop.const(outer_n))
             rest = loop.add(lp.stop, loop.mul(Var(outer.name), loop.const(-prim.factor)))
             inner_stop = (loop.const(prim.factor) if lp.extent % prim.factor == 0 and isinstance(lp.stop, Const)
                           else Alu(Op.MIN, (loop.const(prim.factor), rest), loop.int64))
             inner = _Loop(f"{lp.name}_i", prim.factor, inner_stop)
-            loops[at:at + 1] = [outer, inner]
-            value = loop.add(loop.mul(Var(outer.name), loop.const(prim.factor)), Var(inner.name))
-            axis_value = {a: substitute(v, lp.name, value) for a, v in axis_value.items()}
-            for other in loops:
-                other.stop = substitute(other.stop, lp.name, value)
+            nest[at:at + 1] = [outer, inner]
+            replace_axis(lp.name, loop.add(loop.mul(Var(outer.name), loop.const(prim.factor)), Var(inner.name)))
+        elif isinstance(prim, Fuse):
+            nest, at = find(prim.axes[0])
+            fused = nest[at:at + len(prim.axes)]
+            if [lp.name for lp in fused] != list(prim.axes) or any(
+                    not isinstance(lp.stop, Const) for lp in fused):
+                raise ValueError(f"Fuse{prim.axes}: only neighbouring whole loops can be fused")
+            one = _Loop("x".join(prim.axes), math.prod(lp.extent for lp in fused),
+                        loop.const(math.prod(lp.extent for lp in fused)))
+            nest[at:at + len(fused)] = [one]
+            inner = 1
+            for j, lp in reversed(list(enumerate(fused))):
+                part = loop.idiv(Var(one.name), inner)
+                replace_axis(lp.name, part if j == 0 else loop.imod(part, lp.extent))
+                inner *= lp.extent
         elif isinstance(prim, Reorder):
-            by_name = {lp.name: lp for lp in loops}
-            loops = [by_name[a] for a in prim.axes] + [lp for lp in loops if lp.name not in prim.axes]
+            nest, _ = find(prim.axes[0])
+            by_name = {lp.name: lp for lp in nest}
+            nest[:] = [by_name[a] for a in prim.axes] + [lp for lp in nest if lp.name not in prim.axes]
         elif isinstance(prim, Parallel):
-            lp = find(prim.axis)
-            if lp is not loops[0]:
+            nest, at = find(prim.axis)
+            if nest is not nests["out"] or at != 0:
                 raise ValueError(f"Parallel({prim.axis!r}): only the outermost loop can run in parallel")
-            lp.kind = LoopKind.PARALLEL
+            nest[0].kind = LoopKind.PARALLEL
         elif isinstance(prim, Vectorize):
-            lp = find(prim.axis)
-            lp.kind, lp.width = LoopKind.VECTORIZED, prim.width
+            nest, at = find(prim.axis)
+            nest[at].kind, nest[at].width = LoopKind.VECTORIZED, prim.width
         elif isinstance(prim, Unroll):
-            find(prim.axis).unroll = prim.factor
+            nest, at = find(prim.axis)
+            nest[at].unroll = prim.factor
+        elif isinstance(prim, Bind):
+            nest, at = find(prim.axis)
+            nest[at].kind = {"block": LoopKind.BLOCK, "thread": LoopKind.THREAD}[prim.to]
 
-    out_idx = [axis_value[f"i{d}"] for d in range(len(shape))]
+    blocks, threads = _launch_shape(nests)
+    out_idx = [values[f"i{d}"] for d in range(len(shape))]
     body: list[loop.Stmt] = []
     lowering = _ExprLowering(reduces)
+    thread_var = None
     for k, r in enumerate(reduces):
         acc = Var(f"acc{k}", r.dtype)
-        idx = [Var(f"r{k}_{a}") if a in r.arg else out_idx[a] for a in range(len(shape))]
+        idx = [values[f"r{k}_{a}"] if a in r.arg else out_idx[a] for a in range(len(shape))]
         value = Alu(_UPDATE[r.op], (acc, lowering.expr(r.src[0], idx)), r.dtype)
         stmt: loop.Stmt = loop.Assign(acc, value, reassociate=True)
-        for a in sorted(r.arg, reverse=True):
-            stmt = _wrap(reduce_loops[f"r{k}_{a}"], (stmt,))
+        for lp in reversed(nests[f"r{k}"]):
+            stmt = _wrap(lp, (stmt,))
         body += [loop.Declare(acc, Const(identity(r.op, r.dtype), r.dtype)), stmt]
+        bound = [lp for lp in nests[f"r{k}"] if lp.kind is LoopKind.THREAD]
+        if bound:  # the threads of the block each hold a part: combine them
+            thread_var = Var(bound[0].name)
+            body.append(loop.ThreadReduce(acc, _UPDATE[r.op], threads, thread_var))
     out_index, _ = View.contiguous(shape).index(out_idx)
-    body.append(loop.Store(0, out_index, lowering.expr(expr, out_idx)))
-    stmts = tuple(body)
+    store: loop.Stmt = loop.Store(0, out_index, lowering.expr(expr, out_idx))
+    if thread_var is not None:  # every thread has the result: one writes it
+        store = loop.If(Alu(Op.CMPEQ, (thread_var, loop.const(0)), loop.bool_), (store,))
+    stmts = tuple(body) + (store,)
+    loops = nests["out"]
     for lp in reversed(loops):
         stmts = (_wrap(lp, stmts),)
     parallel = loops[0].extent if loops and loops[0].kind is LoopKind.PARALLEL else None
     params = (loop.Param(expr.dtype, True),) + tuple(loop.Param(d, False) for d in lowering.param_dtypes(nparams))
-    return loop.Kernel(name, params, stmts, parallel)
+    return loop.Kernel(name, params, stmts, parallel, blocks, threads)
+
+
+def _launch_shape(nests: dict[str, list[_Loop]]) -> tuple[int, int]:
+    """(blocks, threads) of the gpu grid from the loops bound to them: at most one block loop,
+    and thread loops either over the outputs or over reductions (all of one size)."""
+    loops = [lp for nest in nests.values() for lp in nest]
+    block = [lp for lp in loops if lp.kind is LoopKind.BLOCK]
+    thread = [lp for lp in loops if lp.kind is LoopKind.THREAD]
+    if len(block) > 1 or len({lp.extent for lp in thread}) > 1 or (
+            any(lp.kind is LoopKind.THREAD for lp in nests["out"]) and len(thread) > 1):
+        raise ValueError("Bind: a kernel has one block loop and one size of thread loop, "
+                         "bound either to the outputs or to its reductions")
+    if block and block[0] is not nests["out"][0]:
+        raise ValueError(f"Bind({block[0].name!r}, 'block'): only the outermost output loop can be bound to blocks")
+    return (block[0].extent if block else 1), (thread[0].extent if thread else 1)
 
 
 def _wrap(lp: _Loop, body: tuple) -> For:

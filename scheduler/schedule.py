@@ -45,7 +45,18 @@ class Unroll:
     factor: int
 
 
-Primitive = Union[Split, Reorder, Parallel, Vectorize, Unroll]
+@dataclass(frozen=True)
+class Fuse:
+    axes: tuple[str, ...]   # neighbouring loops, outermost first, become one loop named "x".join(axes)
+
+
+@dataclass(frozen=True)
+class Bind:
+    axis: str
+    to: str                 # "block" or "thread" (gpu): one iteration per block / per thread
+
+
+Primitive = Union[Split, Reorder, Parallel, Vectorize, Unroll, Fuse, Bind]
 Schedule = tuple[Primitive, ...]
 
 
@@ -55,6 +66,44 @@ def reductions(expr: Node) -> list[Node]:
 
 
 def heuristic_schedule(expr: Node, target: Target) -> Schedule:
+    """The heuristic schedule of a kernel expression for `target`."""
+    if target.name == "cpu":
+        return cpu_schedule(expr, target)
+    return gpu_schedule(expr, target)
+
+
+def gpu_schedule(expr: Node, target: Target) -> Schedule:
+    """GPU heuristics. The output axes become one loop. Without a reduction (or with many outputs
+    and short or strided reductions) each thread computes one output: consecutive threads write
+    consecutive elements, so memory access is coalesced. Otherwise each block computes one
+    output: its threads stride through the reduced axis side by side (coalesced) and combine
+    their partial results in a tree through local memory."""
+    shape = expr.shape
+    reduces = reductions(expr)
+    threads = H.gpu_threads(target)
+    prims: list[Primitive] = []
+    out = "x".join(f"i{d}" for d in range(len(shape)))
+    if len(shape) > 1:
+        prims.append(Fuse(tuple(f"i{d}" for d in range(len(shape)))))
+    outputs = math.prod(shape)
+    longest = max([1] + [math.prod(r.src[0].shape[a] for a in r.arg) for r in reduces])
+    innermost = all(r.arg and max(r.arg) == len(r.src[0].shape) - 1 for r in reduces)
+    per_thread = not reduces or outputs >= H.GPU_OUTPUTS_PER_THREAD_MIN * target.cores or (
+        longest <= H.GPU_SHORT_REDUCTION or not innermost) and outputs >= threads
+    if per_thread:
+        if shape:
+            prims += [Split(out, threads), Bind(f"{out}_o", "block"), Bind(f"{out}_i", "thread")]
+        return tuple(prims)
+    if shape:
+        prims.append(Bind(out, "block"))
+    for k, r in enumerate(reduces):
+        if r.arg:
+            inner = f"r{k}_{max(r.arg)}"
+            prims += [Split(inner, threads), Bind(f"{inner}_i", "thread")]
+    return tuple(prims)
+
+
+def cpu_schedule(expr: Node, target: Target) -> Schedule:
     """CPU heuristics: the outer loop in parallel chunks on every core when there is enough work,
     the innermost loop vectorized for the SIMD width (with several accumulators in reductions)."""
     shape = expr.shape

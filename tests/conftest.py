@@ -2,6 +2,7 @@
 import operator
 import os
 import tempfile
+import zlib
 
 import numpy as np
 import pytest
@@ -19,6 +20,71 @@ DTYPES = [lt.bool_, lt.int8, lt.int16, lt.int32, lt.int64, lt.uint8, lt.uint16, 
 @pytest.fixture(params=DEVICES)
 def device(request):
     return request.param
+
+
+# ---- accelerators: the same tests, sampled -----------------------------------------------------
+# Every test that takes the `device` fixture runs on the cpu and on each accelerator. An OpenCL
+# kernel costs ~0.2 s to build on PoCL (the cpu: ~10 ms), so on an accelerator the test matrix is
+# sampled: every test function runs there, and of its parameter sets one in LT_TEST_SAMPLE
+# (default 4), chosen by a stable hash of the test id, so every run tests the same sample.
+# LT_TEST_SAMPLE=1 runs the whole matrix on every device.
+def pytest_collection_modifyitems(config, items):
+    every = int(os.environ.get("LT_TEST_SAMPLE", "4") or 1)
+    if every <= 1:
+        return
+    seen, keep, drop = set(), [], []
+    for item in items:
+        device = getattr(item, "callspec", None) and item.callspec.params.get("device")
+        if device is None or device == "cpu":
+            keep.append(item)
+            continue
+        function = item.nodeid.split("[")[0]
+        others = item.nodeid.replace(str(device), "")
+        if function not in seen or zlib.crc32(others.encode()) % every == 0:
+            seen.add(function)
+            keep.append(item)
+        else:
+            drop.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+# ---- the CUDA compile check -------------------------------------------------------------------
+# Where nvcc exists but no CUDA GPU runs the tests, every kernel expression the session realizes
+# (on any device) is also scheduled for a CUDA GPU, rendered as CUDA and, at the end, compiled
+# with nvcc: invalid CUDA source fails the run. LT_CUDA_CHECK=0 turns it off.
+_CUDA_EXPRESSIONS: dict = {}
+
+
+def pytest_configure(config):
+    from lazytensor.backends.cuda.compiler import nvcc_path
+    import importlib
+    realize_module = importlib.import_module("lazytensor.realize")  # (lt.realize is the function)
+    if (nvcc_path() is None or any(d.startswith("cuda") for d in DEVICES)
+            or os.environ.get("LT_CUDA_CHECK", "1") == "0"):
+        return
+    original = realize_module.compiled_kernel
+
+    def recording(rt, expr, ninputs):
+        _CUDA_EXPRESSIONS.setdefault(expr, ninputs)
+        return original(rt, expr, ninputs)
+    realize_module.compiled_kernel = recording
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not _CUDA_EXPRESSIONS:
+        return
+    from cuda_check import compile_errors, cuda_source
+    sources = sorted({cuda_source(e, n, f"k{i}") for i, (e, n) in enumerate(_CUDA_EXPRESSIONS.items())})
+    errors = compile_errors(sources)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    write = reporter.write_line if reporter else print
+    write(f"CUDA compile check: {len(sources)} kernels rendered as CUDA, {len(errors)} failed to compile with nvcc")
+    for source, message in errors[:5]:
+        write(f"---- CUDA source ----\n{source}\n---- nvcc ----\n{message}")
+    if errors:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:

@@ -21,6 +21,7 @@ from ...ir.dtypes import DType
 from ...ir.loop import Kernel
 from ...ir.ops import Op
 from ...ir.rules import NUMPY_REFERENCE
+from ..pool import MemoryPool
 from ..protocol import Buffer, Program
 from .compiler import host_target, target_machine
 
@@ -33,7 +34,7 @@ class CPUDevice:
     def __init__(self) -> None:
         self.target = host_target()
         self._engines: list = []  # kept alive: each holds the code of one kernel
-        self._memory = _Pool()
+        self._memory = MemoryPool()
         self._lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
 
@@ -47,7 +48,7 @@ class CPUDevice:
             raw = np.empty(nbytes, dtype=np.uint8)
         storage = raw.view(dtype.np)
         buffer = Buffer(self.name, dtype, tuple(shape), storage, storage.ctypes.data)
-        weakref.finalize(buffer, self._memory.give, raw, buffer.exported_flag)
+        weakref.finalize(buffer, self._memory.give, nbytes, raw, buffer.exported_flag)
         return buffer
 
     def from_numpy(self, array: np.ndarray) -> Buffer:
@@ -138,36 +139,6 @@ def undefined_symbols(binary: bytes) -> list[str]:
 @functools.lru_cache(maxsize=None)
 def _process_has(symbol: str) -> bool:
     return hasattr(ctypes.CDLL(None), symbol)  # what the JIT's dlsym lookup will find
-
-
-class _Pool:
-    """Freed buffers by size, reused so a large output does not page-fault its memory anew
-    every time (a fresh 64 MB array costs ~16k page faults on first touch)."""
-
-    MAX_BYTES = 1 << 30  # freed memory kept at most; beyond it, freed buffers go back to the OS
-    PER_SIZE = 4
-
-    def __init__(self) -> None:
-        self.free: dict[int, list[np.ndarray]] = {}
-        self.bytes = 0
-        self.lock = threading.Lock()
-
-    def take(self, nbytes: int) -> np.ndarray | None:
-        with self.lock:
-            arrays = self.free.get(nbytes)
-            if not arrays:
-                return None
-            self.bytes -= nbytes
-            return arrays.pop()
-
-    def give(self, raw: np.ndarray, exported: threading.Event) -> None:
-        if exported.is_set():
-            return
-        with self.lock:
-            arrays = self.free.setdefault(raw.nbytes, [])
-            if len(arrays) < self.PER_SIZE and self.bytes + raw.nbytes <= self.MAX_BYTES:
-                arrays.append(raw)
-                self.bytes += raw.nbytes
 
 
 def _dtype_of(array: np.ndarray) -> DType:

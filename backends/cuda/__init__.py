@@ -1,0 +1,1 @@
+"""CUDA backend (pycuda, imported only in device.py; compiles with nvcc)."""

@@ -1,0 +1,1 @@
+"""OpenCL backend (pyopencl, imported only here)."""

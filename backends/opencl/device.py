@@ -1,0 +1,123 @@
+"""Device and compiler for OpenCL through pyopencl (the only module that imports it).
+
+`opencl:N` is the N-th device over all platforms, in the order pyopencl lists them. Kernels are
+built from the shared C-style renderer's source; the program binary is what the kernel cache
+keeps, so a warm cache skips the OpenCL C compiler (loading a binary takes ~2 ms on PoCL).
+"""
+from __future__ import annotations
+
+import functools
+import math
+import weakref
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from ...ir.dtypes import DType
+from ...ir.loop import Kernel
+from ...ir.ops import Op
+from ...ir.rules import NUMPY_REFERENCE
+from ...ir.target import Target
+from ..pool import MemoryPool
+from ..protocol import Buffer, Program
+
+
+@functools.lru_cache(maxsize=None)
+def _all_devices() -> tuple:
+    try:
+        return tuple(d for p in cl.get_platforms() for d in p.get_devices())
+    except cl.Error:  # no ICD loader or no platform: no OpenCL devices
+        return ()
+
+
+def device_names() -> list[str]:
+    return [f"opencl:{i}" for i in range(len(_all_devices()))]
+
+
+class OpenCLDevice:
+    def __init__(self, index: int) -> None:
+        self.name = f"opencl:{index}"
+        self.cl_device = _all_devices()[index]
+        d = self.cl_device
+        self.context = cl.Context([d])
+        self.queue = cl.CommandQueue(self.context)
+        self.fp64 = "cl_khr_fp64" in d.extensions
+        self.max_alloc = d.max_mem_alloc_size
+        self.target = Target("opencl", simd_bytes=0, cores=d.max_compute_units,
+                             max_threads_per_block=d.max_work_group_size, local_memory_bytes=d.local_mem_size,
+                             features=f"{d.platform.name} | {d.name} | {d.version} | {d.driver_version}")
+        self._memory = MemoryPool()
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.cl_device.name.strip()})"
+
+    # ---- memory ---------------------------------------------------------------------------
+
+    def allocate(self, shape: tuple[int, ...], dtype: DType) -> Buffer:
+        if dtype.name == "float64" and not self.fp64:
+            raise TypeError(f"{self.describe()} has no float64 support (cl_khr_fp64); use float32 or the cpu")
+        nbytes = max(1, math.prod(shape)) * dtype.itemsize  # >= 1 element: masked loads read index 0
+        handle = self._memory.take(nbytes)
+        if handle is None:
+            if nbytes > self.max_alloc:
+                raise MemoryError(f"{self.describe()}: cannot allocate {nbytes} bytes for {dtype.name}{list(shape)}; "
+                                  f"the device allows at most {self.max_alloc} bytes in one buffer")
+            try:
+                handle = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
+            except cl.Error as error:
+                raise MemoryError(f"{self.describe()}: cannot allocate {nbytes} bytes for {dtype.name}"
+                                  f"{list(shape)}: {error}") from None
+        buffer = Buffer(self.name, dtype, tuple(shape), handle)
+        weakref.finalize(buffer, self._memory.give, nbytes, handle, buffer.exported_flag)
+        return buffer
+
+    def from_numpy(self, array: np.ndarray) -> Buffer:
+        from ...ir.dtypes import to_dtype
+        buffer = self.allocate(array.shape, to_dtype(array.dtype))
+        if array.size:
+            cl.enqueue_copy(self.queue, buffer.handle, np.ascontiguousarray(array))
+        return buffer
+
+    def to_numpy(self, buffer: Buffer, writeable: bool = False) -> np.ndarray:
+        out = np.empty(buffer.shape, buffer.dtype.np)
+        if out.size:
+            cl.enqueue_copy(self.queue, out, buffer.handle)  # blocking: waits for the kernels before
+        out.flags.writeable = writeable
+        return out
+
+    # ---- kernels --------------------------------------------------------------------------
+
+    def load(self, binary: bytes, name: str) -> Program:
+        program = cl.Program(self.context, [self.cl_device], [binary]).build()
+        return getattr(program, name)
+
+    def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None:
+        if kernel.blocks == 0:
+            return  # nothing to compute (an empty output)
+        program(self.queue, (kernel.blocks * kernel.threads,), (kernel.threads,), *[b.handle for b in buffers])
+
+    def run_opaque(self, op: Op, arg: Any, inputs: list[Buffer], out: Buffer) -> None:
+        """Opaque ops (sort, cumulative sum, searchsorted) run on the host with numpy's routines:
+        the inputs are copied there and the result back."""
+        result = NUMPY_REFERENCE[op]([self.to_numpy(b) for b in inputs], arg, out.dtype)
+        result = np.ascontiguousarray(result, dtype=out.dtype.np)
+        if result.size:
+            cl.enqueue_copy(self.queue, out.handle, result)
+
+    def synchronize(self) -> None:
+        self.queue.finish()
+
+
+class OpenCLCompiler:
+    def __init__(self, device: OpenCLDevice) -> None:
+        self.device = device
+        self.identity = f"pyopencl {cl.VERSION_TEXT} | {device.target.features}"
+
+    def compile(self, source: str, name: str) -> bytes:
+        try:
+            program = cl.Program(self.device.context, source).build()
+        except cl.Error as error:
+            raise RuntimeError(f"{self.device.describe()}: kernel {name} failed to compile:\n{error}\n"
+                               "(run with LT_DEBUG=2 to print its source)") from None
+        return program.get_info(cl.program_info.BINARIES)[0]
