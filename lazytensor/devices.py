@@ -85,6 +85,17 @@ def _make_runtime(device: str) -> Runtime:
                    STATS, debug_level())
 
 
+def synchronize(device: object = None) -> None:
+    """Wait until every kernel launched on `device` (default: the default device) has finished
+    (on a GPU, launches return before the kernel ends; reading values waits by itself).
+
+    >>> lt.synchronize("cpu")
+    """
+    name = canonical_device(device)
+    if name in _RUNTIMES:
+        _RUNTIMES[name].device.synchronize()
+
+
 def stats() -> dict:
     """Counters since the process started: kernels launched/compiled, cache hits, compile time.
 

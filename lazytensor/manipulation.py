@@ -168,7 +168,7 @@ def vecdot(x1: Any, x2: Any, axis: int = -1) -> Tensor:
     >>> lt.vecdot(lt.ones((2, 3)), lt.ones(3)).tolist()
     [3.0, 3.0]
     """
-    a, b = as_tensor(x1), as_tensor(x2)
+    a, b = as_tensor(x1, like=x2), as_tensor(x2, like=x1)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("vecdot needs at least one axis in each operand")
     if a.shape[axis] != b.shape[axis]:
@@ -183,7 +183,7 @@ def tensordot(x1: Any, x2: Any, axes: Any = 2) -> Tensor:
     >>> lt.tensordot(lt.ones((2, 3, 4)), lt.ones((3, 4, 5))).shape
     (2, 5)
     """
-    a, b = as_tensor(x1), as_tensor(x2)
+    a, b = as_tensor(x1, like=x2), as_tensor(x2, like=x1)
     if isinstance(axes, int):
         if axes < 0:
             raise ValueError("tensordot: axes must be non-negative")
@@ -211,7 +211,7 @@ def concat(arrays: Sequence[Any], /, *, axis: Any = 0) -> Tensor:
     [0.0, 0.0, 1.0]
     """
     if axis is None:
-        return concatenate([as_tensor(a).reshape(-1) for a in arrays], axis=0)
+        return concatenate([as_tensor(a, _first_tensor(arrays)).reshape(-1) for a in arrays], axis=0)
     return concatenate(arrays, axis=axis)
 
 

@@ -62,6 +62,10 @@ def run_kernels(rt: Runtime, roots: list[Node]) -> dict[Node, Buffer]:
     for spec in fuse(roots):
         out = rt.device.allocate(spec.root.shape, spec.root.dtype)
         inputs = [n.arg if n.op is Op.BUFFER else buffers[n] for n in spec.inputs]
+        foreign = {b.device for b in inputs} - {rt.device.name}
+        if foreign:  # a kernel must never touch another device's memory (it would crash)
+            raise ValueError(f"this computation on {rt.device.name} reads tensors on {', '.join(sorted(foreign))}; "
+                             "move them with .to(device) first")
         if spec.root.op in OPAQUE:
             rt.run_opaque(spec.root.op, spec.root.arg, inputs, out)
         else:

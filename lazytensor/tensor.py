@@ -132,13 +132,19 @@ class Tensor:
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Optional[bool] = None):
-        """DLPack export (zero-copy on the cpu): `np.from_dlpack(x)`, `torch.from_dlpack(x)`."""
+        """DLPack export (zero-copy on the cpu): `np.from_dlpack(x)`, `torch.from_dlpack(x)`.
+        From another device only as a copy to the host, when asked for with
+        `dl_device=(1, 0)` (`np.from_dlpack(x, device="cpu")`)."""
         from .devices import runtime
-        if self.device != "cpu":
-            raise BufferError(f"DLPack export: this tensor is on {self.device}; copy it with .to('cpu') first")
         self.realize()
-        array = runtime(self.device).device.to_numpy(self.node.arg, writeable=True)
         kwargs = {} if max_version is None else {"max_version": max_version}
+        if self.device != "cpu":
+            if dl_device is None or tuple(dl_device)[0] != 1 or copy is False:
+                raise BufferError(f"DLPack export: this tensor is on {self.device}; copy it with .to('cpu') "
+                                  "first (or ask for a host copy: np.from_dlpack(x, device='cpu'))")
+            array = runtime(self.device).device.to_numpy(self.node.arg, writeable=True)
+            return array.__dlpack__(stream=stream, **kwargs)
+        array = runtime(self.device).device.to_numpy(self.node.arg, writeable=True)
         if copy is not None:
             kwargs["copy"] = copy
         return array.__dlpack__(stream=stream, **kwargs)

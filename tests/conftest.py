@@ -52,18 +52,25 @@ def pytest_collection_modifyitems(config, items):
 
 # ---- the CUDA compile check -------------------------------------------------------------------
 # Where nvcc exists but no CUDA GPU runs the tests, every kernel expression the session realizes
-# (on any device) is also scheduled for a CUDA GPU, rendered as CUDA and, at the end, compiled
-# with nvcc: invalid CUDA source fails the run. LT_CUDA_CHECK=0 turns it off.
+# (on any device) is also scheduled for a CUDA GPU and rendered as CUDA; at the end the sources
+# are compiled with nvcc, and invalid CUDA source fails the run. Under pytest-xdist each worker
+# writes its sources to a folder and the controller compiles them all. LT_CUDA_CHECK=0: off.
 _CUDA_EXPRESSIONS: dict = {}
 
 
-def pytest_configure(config):
+def _cuda_check_wanted() -> bool:
     from lazytensor.backends.cuda.compiler import nvcc_path
+    return (nvcc_path() is not None and not any(d.startswith("cuda") for d in DEVICES)
+            and os.environ.get("LT_CUDA_CHECK", "1") != "0")
+
+
+def pytest_configure(config):
+    if not _cuda_check_wanted():
+        return
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
+        os.environ["LT_CUDA_CHECK_DIR"] = tempfile.mkdtemp(prefix="lt-cuda-check-")
     import importlib
     realize_module = importlib.import_module("lazytensor.realize")  # (lt.realize is the function)
-    if (nvcc_path() is None or any(d.startswith("cuda") for d in DEVICES)
-            or os.environ.get("LT_CUDA_CHECK", "1") == "0"):
-        return
     original = realize_module.compiled_kernel
 
     def recording(rt, expr, ninputs):
@@ -73,11 +80,20 @@ def pytest_configure(config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if not _CUDA_EXPRESSIONS:
+    folder = os.environ.get("LT_CUDA_CHECK_DIR")
+    if not folder or not _cuda_check_wanted():
         return
     from cuda_check import compile_errors, cuda_source
-    sources = sorted({cuda_source(e, n, f"k{i}") for i, (e, n) in enumerate(_CUDA_EXPRESSIONS.items())})
-    errors = compile_errors(sources)
+    sources = {cuda_source(e, n, f"k{i}") for i, (e, n) in enumerate(_CUDA_EXPRESSIONS.items())}
+    worker = getattr(session.config, "workerinput", None)
+    if worker is not None:  # hand them to the controller
+        with open(os.path.join(folder, f"{worker['workerid']}.cu"), "w") as f:
+            f.write("\n//@@lt-kernel@@\n".join(sorted(sources)))
+        return
+    for name in os.listdir(folder):
+        with open(os.path.join(folder, name)) as f:
+            sources.update(s for s in f.read().split("\n//@@lt-kernel@@\n") if s)
+    errors = compile_errors(sorted(sources))
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     write = reporter.write_line if reporter else print
     write(f"CUDA compile check: {len(sources)} kernels rendered as CUDA, {len(errors)} failed to compile with nvcc")

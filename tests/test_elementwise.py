@@ -931,9 +931,9 @@ def test_functional_unary_equals_method_form(name, device, rng):
     x = lt.asarray(a, device=device)
     got = getattr(lt, name)(x)
     np.testing.assert_array_equal(got.numpy(), FUNCTIONAL_UNARY[name](x).numpy())
-    from_numpy = getattr(lt, name)(a)
+    from_numpy = getattr(lt, name)(a)   # on the default device: libraries may differ in the last ulp
     assert isinstance(from_numpy, lt.Tensor)
-    np.testing.assert_array_equal(from_numpy.numpy(), got.numpy())
+    assert_close(from_numpy.numpy(), got.numpy())
 
 
 def test_functional_where_and_astype(device, rng):

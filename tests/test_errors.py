@@ -259,7 +259,8 @@ def test_unsupported_dtype(device, dtype):
         lt.arange(3, dtype=dtype, device=device)
 
 
-@pytest.mark.parametrize("data", [["a", "b"], [object(), 1], np.array(["x"]), [1 + 2j]], ids=repr)
+@pytest.mark.parametrize("data", [["a", "b"], [object(), 1], np.array(["x"]), [1 + 2j]],
+                         ids=["strings", "objects", "unicode-array", "complex"])
 def test_unconvertible_data(device, data):
     with raises_at_call(TypeError):
         lt.asarray(data, device=device)

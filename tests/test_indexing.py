@@ -47,13 +47,13 @@ def test_take_every_dtype_and_index_dtype(device, dtype):
     for index_dtype in (np.int8, np.int32, np.int64, np.uint16):
         idx = np.array([4, 0, 2, 2], dtype=index_dtype)
         assert_close(lt.take(lt.asarray(a, device=device), idx, axis=0), np.take(a, idx, axis=0))
-        assert_close(lt.take(lt.asarray(a, device=device), lt.asarray(idx), axis=1), np.take(a, idx, axis=1))
+        assert_close(lt.take(lt.asarray(a, device=device), lt.asarray(idx, device=device), axis=1), np.take(a, idx, axis=1))
     assert_close(lt.take(lt.asarray(a, device=device), [-1, 3]), np.take(a, [-1, 3]))
 
 
 def test_out_of_range_indices_are_clamped(device):
     x = lt.asarray(np.arange(5), device=device)
-    assert_close(lt.take(x, lt.asarray([7, -9, 2])), np.array([4, 0, 2]))
+    assert_close(lt.take(x, lt.asarray([7, -9, 2], device=device)), np.array([4, 0, 2]))
 
 
 def test_gather_fuses_with_its_source_and_consumer(device):

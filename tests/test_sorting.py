@@ -64,7 +64,7 @@ def test_searchsorted(device, side):
     assert_close(got, np.searchsorted(sorted_values, values, side=side).astype(np.int64))
     shuffled = np.array([5.0, 1.0, 2.0])
     sorter = np.argsort(shuffled)
-    assert_close(lt.searchsorted(lt.asarray(shuffled, device=device), lt.asarray([3.0]), sorter=sorter),
+    assert_close(lt.searchsorted(lt.asarray(shuffled, device=device), lt.asarray([3.0], device=device), sorter=sorter),
                  np.searchsorted(shuffled, [3.0], sorter=sorter).astype(np.int64))
 
 

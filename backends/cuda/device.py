@@ -2,6 +2,7 @@
 by nvcc (compiler.py) for the GPU's own architecture and loaded from the cubin."""
 from __future__ import annotations
 
+import atexit
 import functools
 import math
 import weakref
@@ -42,6 +43,7 @@ class CUDADevice:
         self.cu_device = drv.Device(index)
         self.context = self.cu_device.retain_primary_context()
         self.context.push()
+        atexit.register(self.context.pop)  # pycuda warns at exit about a context left pushed
         attr = drv.device_attribute
         major, minor = self.cu_device.compute_capability()
         self.arch = f"sm_{major}{minor}"
