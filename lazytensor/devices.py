@@ -42,7 +42,11 @@ def _backend_names(kind: str) -> list[str]:
 
 
 def default_device() -> str:
-    return canonical_device(os.environ.get("LT_DEVICE", "cpu"))
+    name = os.environ.get("LT_DEVICE", "cpu")
+    try:
+        return canonical_device(name)
+    except ValueError as error:
+        raise ValueError(f"LT_DEVICE={name}: {error}") from None
 
 
 def canonical_device(name: object) -> str:

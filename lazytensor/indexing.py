@@ -90,6 +90,8 @@ def nonzero(x: Any) -> tuple[Tensor, ...]:
 
 def boolean_mask(x: Tensor, mask: Any, at: int) -> Tensor:
     """x[..., mask, ...] with `mask` covering axes at..at+mask.ndim: realizes the mask."""
+    if isinstance(mask, Tensor) and mask.device != x.device:
+        raise ValueError(f"indexing: the boolean mask is on {mask.device} but the tensor is on {x.device}")
     mask_values = np.asarray(mask.numpy() if isinstance(mask, Tensor) else mask, dtype=bool)
     covered = x.shape[at:at + mask_values.ndim]
     if covered != mask_values.shape:

@@ -13,7 +13,7 @@ import numpy as np
 from .ir.dtypes import result_type, to_dtype
 from .ir.ops import Op
 from .ir.rules import make
-from .tensor import Tensor, _accumulator, _cast, as_tensor, normalize_axes
+from .tensor import Tensor, _accumulator, _cast, as_tensor, normalize_axes, same_device
 
 
 
@@ -69,6 +69,7 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     """
     sorted_x = as_tensor(x1, like=x2)
     values = as_tensor(x2, like=sorted_x)
+    same_device(sorted_x, values, name="searchsorted")
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', not {side!r}")
     if sorted_x.ndim != 1:

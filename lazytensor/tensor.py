@@ -81,7 +81,7 @@ class Tensor:
             return self
         self.realize()
         host = runtime(self.device).device.to_numpy(self.node.arg)
-        buffer = runtime(target).device.from_numpy(np.ascontiguousarray(host))
+        buffer = runtime(target).device.from_numpy(np.asarray(host, order="C"))  # (keeps 0-d 0-d)
         STATS.transfers += 1
         return Tensor(Node(Op.BUFFER, self.dtype, self.shape, (), buffer), target)
 
@@ -654,17 +654,24 @@ def as_tensor(x: Any, like: Any = None) -> Tensor:
     return asarray(x, device=like.device if isinstance(like, Tensor) else None)
 
 
+def same_device(*tensors: Tensor, name: str) -> str:
+    """The device the tensors share; a ValueError naming both devices where they differ (no
+    silent copies)."""
+    device = tensors[0].device
+    for t in tensors[1:]:
+        if t.device != device:
+            raise ValueError(f"{name}: operands are on different devices ({device} and {t.device}); "
+                             "move one with .to(device)")
+    return device
+
+
 def operands(*values: Any, name: str, device: Optional[str] = None,
              ufunc: Optional[np.ufunc] = None) -> tuple[list[Node], str]:
     """Graph nodes for `values` (tensors, Python scalars, array-likes) with one dtype (numpy-2
     promotion, scalars weak) and one broadcast shape, and the device they share. With `ufunc`,
     the dtype is the one that numpy's ufunc computes in (int8 / int8 divides in float64)."""
     tensors = [v for v in values if isinstance(v, Tensor)]
-    device = tensors[0].device if tensors else canonical_device(device)
-    for t in tensors[1:]:
-        if t.device != device:
-            raise ValueError(f"{name}: operands are on different devices ({device} and {t.device}); "
-                             "move one with .to(device)")
+    device = same_device(*tensors, name=name) if tensors else canonical_device(device)
     items: list[Any] = []
     for v in values:
         if isinstance(v, (Tensor, bool, int, float)):

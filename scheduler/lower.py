@@ -109,7 +109,9 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             nest[at].unroll = prim.factor
         elif isinstance(prim, Bind):
             nest, at = find(prim.axis)
-            nest[at].kind = {"block": LoopKind.BLOCK, "thread": LoopKind.THREAD}[prim.to]
+            if prim.to not in ("block", "thread"):
+                raise ValueError(f"Bind({prim.axis!r}, {prim.to!r}): a loop binds to 'block' or 'thread'")
+            nest[at].kind = LoopKind.BLOCK if prim.to == "block" else LoopKind.THREAD
 
     blocks, threads = _launch_shape(nests)
     out_idx = [values[f"i{d}"] for d in range(len(shape))]
@@ -125,6 +127,9 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             stmt = _wrap(lp, (stmt,))
         body += [loop.Declare(acc, Const(identity(r.op, r.dtype), r.dtype)), stmt]
         bound = [lp for lp in nests[f"r{k}"] if lp.kind is LoopKind.THREAD]
+        if bound and threads & (threads - 1):
+            raise ValueError(f"Bind({bound[0].name!r}, 'thread'): a reduction over threads needs a power-of-two "
+                             f"thread count (the tree halves it), not {threads}")
         if bound:  # the threads of the block each hold a part: combine them
             thread_var = Var(bound[0].name)
             body.append(loop.ThreadReduce(acc, _UPDATE[r.op], threads, thread_var))

@@ -1,6 +1,7 @@
 """Shared test set-up: a private kernel cache per test session, and the devices to test on."""
 import operator
 import os
+import shutil
 import tempfile
 import zlib
 
@@ -84,7 +85,7 @@ def pytest_sessionfinish(session, exitstatus):
     if not folder or not _cuda_check_wanted():
         return
     from cuda_check import compile_errors, cuda_source
-    sources = {cuda_source(e, n, f"k{i}") for i, (e, n) in enumerate(_CUDA_EXPRESSIONS.items())}
+    sources = {cuda_source(e, n) for e, n in _CUDA_EXPRESSIONS.items()}
     worker = getattr(session.config, "workerinput", None)
     if worker is not None:  # hand them to the controller
         with open(os.path.join(folder, f"{worker['workerid']}.cu"), "w") as f:
@@ -93,6 +94,7 @@ def pytest_sessionfinish(session, exitstatus):
     for name in os.listdir(folder):
         with open(os.path.join(folder, name)) as f:
             sources.update(s for s in f.read().split("\n//@@lt-kernel@@\n") if s)
+    shutil.rmtree(folder, ignore_errors=True)
     errors = compile_errors(sorted(sources))
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     write = reporter.write_line if reporter else print

@@ -3,6 +3,7 @@ compiled with nvcc. conftest.py runs it over every kernel the test session reali
 exists but no CUDA GPU runs the tests, so invalid CUDA source fails the run."""
 from __future__ import annotations
 
+import hashlib
 from concurrent.futures import ThreadPoolExecutor
 
 from lazytensor.backends import cstyle
@@ -19,10 +20,13 @@ ARCH = "sm_90"
 CHUNK = 400  # kernels per nvcc run: one file of many kernels costs ~5 ms a kernel
 
 
-def cuda_source(expr, ninputs: int, name: str) -> str:
+def cuda_source(expr, ninputs: int) -> str:
+    """The CUDA source of a kernel expression, named by its content (as the runtime names
+    kernels), so sources from several processes can share one file."""
     collapsed = collapse_axes(expr)
-    kernel = lower(collapsed, heuristic_schedule(collapsed, H100), name, ninputs)
-    return cstyle.render(kernel, cstyle.CUDA)
+    kernel = lower(collapsed, heuristic_schedule(collapsed, H100), "__lt_kernel__", ninputs)
+    text = cstyle.render(kernel, cstyle.CUDA)
+    return text.replace("__lt_kernel__", "k_" + hashlib.sha256(text.encode()).hexdigest()[:16])
 
 
 def compile_errors(sources: list[str]) -> list[tuple[str, str]]:
