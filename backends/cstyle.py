@@ -75,12 +75,20 @@ class _Renderer:
             const = "" if p.is_output else "const "
             params.append(f"{d.global_pointer}{const}{d.memory_types[p.dtype.name]}* {d.restrict} buf{i}")
         header = [f"{d.kernel} {k.name}({', '.join(params)}) {{"]
+        i64 = d.types["int64"]
+        for b in k.bindings:   # loops bound to blocks/threads: their value from the hardware index
+            index = d.block_index if b.kind is LoopKind.BLOCK else d.thread_index
+            value = f"({i64}){index}" if b.stride == 1 else f"(({i64}){index} / {b.stride})"
+            total = k.blocks if b.kind is LoopKind.BLOCK else k.threads
+            if b.stride * b.extent < total:
+                value = f"({value} % {b.extent})"
+            header.append(f"  const {i64} {b.var} = {value}; (void){b.var};")
+        if k.local_arrays:
+            header.append(f"  const {i64} {loop.THREAD_ID.name} = ({i64}){d.thread_index};")
+        for a in k.local_arrays:
+            header.append(f"  {d.local} {self._local_type(a.dtype)} {a.name}[{a.size}];")
         for stmt in loop.walk(k.body):
-            if isinstance(stmt, For) and stmt.kind in (LoopKind.BLOCK, LoopKind.THREAD):
-                index = d.block_index if stmt.kind is LoopKind.BLOCK else d.thread_index
-                header.append(f"  const {d.types['int64']} {stmt.var.name} = ({d.types['int64']}){index};"
-                              f" (void){stmt.var.name};")
-            elif isinstance(stmt, loop.ThreadReduce):
+            if isinstance(stmt, loop.ThreadReduce):
                 name = f"lt_red{len(self.reduce_arrays)}"
                 self.reduce_arrays[stmt] = name
                 header.append(f"  {d.local} {self._local_type(stmt.acc.dtype)} {name}[{stmt.threads}];")
@@ -117,7 +125,7 @@ class _Renderer:
         d = self.d
         if isinstance(stmt, For):
             if stmt.kind in (LoopKind.BLOCK, LoopKind.THREAD):
-                bound = self.kernel.blocks if stmt.kind is LoopKind.BLOCK else self.kernel.threads
+                bound = next(b.extent for b in self.kernel.bindings if b.var == stmt.var.name)
                 if isinstance(stmt.stop, Const) and stmt.stop.value >= bound:
                     self.block("", stmt.body)  # every index is in range
                 else:
@@ -136,6 +144,13 @@ class _Renderer:
             self.block(f"if ({self.expr(stmt.cond)})", stmt.body)
         elif isinstance(stmt, loop.ThreadReduce):
             self._thread_reduce(stmt)
+        elif isinstance(stmt, loop.LocalStore):
+            value = self.expr(stmt.value)
+            if stmt.value.dtype.is_bool:
+                value = f"({self.d.memory_types['bool']}){value}"
+            self.emit(f"{stmt.array}[{self.expr(stmt.index)}] = {value};")
+        elif isinstance(stmt, loop.Barrier):
+            self.emit(f"{d.barrier};")
         else:
             raise TypeError(f"cannot render {stmt!r}")
 
@@ -183,6 +198,10 @@ class _Renderer:
             return e.name
         if isinstance(e, loop.Load):
             text = self._load(e)
+        elif isinstance(e, loop.LocalLoad):   # changes between barriers: never reused (below)
+            text = f"{e.array}[{self.expr(e.index)}]"
+            if e.dtype.is_bool:
+                text = f"({text} != 0)"
         elif isinstance(e, Alu):
             text = _OPS[e.op](self, e, [self.expr(s) for s in e.srcs])
             if e.dtype.name == "float16" and e.op not in _EXACT_IN_HALF:
@@ -239,10 +258,14 @@ class _Renderer:
 
 
 def _reads_accumulator(e: Expr) -> bool:
+    """Whether `e` reads a value that changes inside its block (an accumulator, local memory):
+    such an expression is computed again at each use."""
     if isinstance(e, Var):
         return e.name.startswith("acc")
     if isinstance(e, Alu):
         return any(_reads_accumulator(s) for s in e.srcs)
+    if isinstance(e, loop.LocalLoad):
+        return True
     if isinstance(e, loop.Load):
         return _reads_accumulator(e.index)
     return False
@@ -379,8 +402,12 @@ def _extremum(greater: str, bool_form: str, zero_pick: str) -> Render:
         if not e.dtype.is_float:
             return f"({a} {greater} {b} ? {a} : {b})"
         sign = r.fn("signbit", e.dtype)
-        return (f"(({a} != {a} || {b} != {b}) ? ({a} + {b}) : ({a} {greater} {b}) ? {a} : "
-                f"({b} {greater} {a}) ? {b} : ({zero_pick.format(sign=sign, a=a)} ? {a} : {b}))")
+        # a nan test only for operands that can be nan (a constant's is known: no warning)
+        nan = " || ".join(f"{x} != {x}" for x, src in zip(s, e.srcs)
+                          if not isinstance(src, Const) or math.isnan(src.value))
+        pick = (f"({a} {greater} {b}) ? {a} : ({b} {greater} {a}) ? {b} : "
+                f"({zero_pick.format(sign=sign, a=a)} ? {a} : {b})")
+        return f"(({nan}) ? ({a} + {b}) : {pick})" if nan else f"({pick})"
     return render
 
 

@@ -41,7 +41,15 @@ class Alu:
     dtype: DType
 
 
-Expr = Union[Const, Var, Load, Alu]
+@dataclass(frozen=True)
+class LocalLoad:
+    """gpu: an element of a block-shared (local/shared memory) array of the kernel."""
+    array: str
+    index: "Expr"
+    dtype: DType
+
+
+Expr = Union[Const, Var, Load, Alu, LocalLoad]
 
 
 class LoopKind(Enum):
@@ -100,7 +108,37 @@ class ThreadReduce:
     index: Var                 # the thread index variable
 
 
-Stmt = Union[Store, Declare, Assign, For, If, ThreadReduce]
+@dataclass(frozen=True)
+class LocalStore:
+    array: str
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """gpu: every thread of the block waits here until all have arrived (local memory is then
+    consistent). Only where every thread of the block reaches it."""
+
+
+@dataclass(frozen=True)
+class LocalArray:
+    name: str
+    dtype: DType
+    size: int
+
+
+@dataclass(frozen=True)
+class Binding:
+    """gpu: the value of a loop bound to blocks/threads, from the 1-d hardware index:
+    (index // stride) % extent (loops bound to the same kind split the index row-major)."""
+    var: str
+    kind: "LoopKind"
+    stride: int
+    extent: int
+
+
+Stmt = Union[Store, Declare, Assign, For, If, ThreadReduce, LocalStore, Barrier]
 
 
 @dataclass(frozen=True)
@@ -120,10 +158,13 @@ class Kernel:
     # gpu kernels: a 1-d grid of `blocks` blocks of `threads` threads (loops bound to them)
     blocks: int = 1
     threads: int = 1
+    bindings: tuple[Binding, ...] = ()
+    local_arrays: tuple[LocalArray, ...] = ()
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 START, END = Var("start"), Var("end")
+THREAD_ID = Var("lt_tid")   # gpu: the thread's index in its block (0 .. threads-1)
 
 
 # ---- index arithmetic that folds constants --------------------------------------------------

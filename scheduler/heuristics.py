@@ -38,3 +38,7 @@ GPU_OUTPUTS_PER_THREAD_MIN = 16 * GPU_THREADS
 # Reductions this short, or over a non-contiguous axis, also run one output per thread when
 # there are enough outputs to fill a block: a tree would cost more than it shares.
 GPU_SHORT_REDUCTION = 64
+
+# Side of the output tile a block computes in a local-memory matmul (one output per thread, so
+# TILE*TILE threads): each loaded element is then used TILE times from local memory.
+GPU_MATMUL_TILE = 16

@@ -15,7 +15,7 @@ from ..ir.graph import Node
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.ops import Op
 from ..ir.view import View
-from .schedule import Bind, Fuse, Parallel, Reorder, Schedule, Split, Unroll, Vectorize, reductions
+from .schedule import Bind, CacheRead, Fuse, Parallel, Reorder, Schedule, Split, Unroll, Vectorize, reductions
 
 _UPDATE = {Op.SUM: Op.ADD, Op.PROD: Op.MUL, Op.REDUCE_MAX: Op.MAX, Op.REDUCE_MIN: Op.MIN}
 
@@ -113,18 +113,42 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
                 raise ValueError(f"Bind({prim.axis!r}, {prim.to!r}): a loop binds to 'block' or 'thread'")
             nest[at].kind = LoopKind.BLOCK if prim.to == "block" else LoopKind.THREAD
 
-    blocks, threads = _launch_shape(nests)
+    blocks, threads, bindings = _launch_shape(nests)
+    caches = {prim.slot: prim for prim in schedule if isinstance(prim, CacheRead)}
+    store_guard = None
+    if caches:  # every thread must reach the barriers: guard the store, not the loops
+        for lp in nests["out"]:
+            if lp.kind is LoopKind.THREAD and not (isinstance(lp.stop, Const) and lp.stop.value == lp.extent):
+                store_guard = loop.logical_and(store_guard, loop.less(Var(lp.name), lp.stop))
+                lp.stop = loop.const(lp.extent)
     out_idx = [values[f"i{d}"] for d in range(len(shape))]
     body: list[loop.Stmt] = []
     lowering = _ExprLowering(reduces)
+    local_arrays: list[loop.LocalArray] = []
+    staged_slots: set[int] = set()
     thread_var = None
     for k, r in enumerate(reduces):
         acc = Var(f"acc{k}", r.dtype)
         idx = [values[f"r{k}_{a}"] if a in r.arg else out_idx[a] for a in range(len(shape))]
         value = Alu(_UPDATE[r.op], (acc, lowering.expr(r.src[0], idx)), r.dtype)
+        staged: dict[str, list[loop.Stmt]] = {}   # loop name -> cooperative loads at its start
+        for slot, prim in caches.items():
+            if slot in staged_slots:
+                continue
+            at = [lp.name for lp in nests[f"r{k}"]]
+            if prim.at not in at:
+                continue
+            inner = [lp for lp in nests["out"] if lp.kind is LoopKind.THREAD] + nests[f"r{k}"][at.index(prim.at) + 1:]
+            value, loads, array = _stage(value, slot, inner, threads, lowering, len(local_arrays))
+            local_arrays.append(array)
+            staged_slots.add(slot)
+            staged.setdefault(prim.at, []).extend(loads)
         stmt: loop.Stmt = loop.Assign(acc, value, reassociate=True)
         for lp in reversed(nests[f"r{k}"]):
-            stmt = _wrap(lp, (stmt,))
+            inside = (stmt,)
+            if lp.name in staged:  # load the tiles, compute on them, then let them be replaced
+                inside = tuple(staged[lp.name]) + (loop.Barrier(),) + inside + (loop.Barrier(),)
+            stmt = _wrap(lp, inside)
         body += [loop.Declare(acc, Const(identity(r.op, r.dtype), r.dtype)), stmt]
         bound = [lp for lp in nests[f"r{k}"] if lp.kind is LoopKind.THREAD]
         if bound and threads & (threads - 1):
@@ -133,32 +157,148 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
         if bound:  # the threads of the block each hold a part: combine them
             thread_var = Var(bound[0].name)
             body.append(loop.ThreadReduce(acc, _UPDATE[r.op], threads, thread_var))
+    missing = set(caches) - staged_slots
+    if missing:
+        raise ValueError(f"CacheRead: the loop {caches[min(missing)].at!r} is not a loop of a reduction")
     out_index, _ = View.contiguous(shape).index(out_idx)
     store: loop.Stmt = loop.Store(0, out_index, lowering.expr(expr, out_idx))
     if thread_var is not None:  # every thread has the result: one writes it
         store = loop.If(Alu(Op.CMPEQ, (thread_var, loop.const(0)), loop.bool_), (store,))
+    if store_guard is not None:
+        store = loop.If(store_guard, (store,))
     stmts = tuple(body) + (store,)
     loops = nests["out"]
     for lp in reversed(loops):
         stmts = (_wrap(lp, stmts),)
     parallel = loops[0].extent if loops and loops[0].kind is LoopKind.PARALLEL else None
     params = (loop.Param(expr.dtype, True),) + tuple(loop.Param(d, False) for d in lowering.param_dtypes(nparams))
-    return loop.Kernel(name, params, stmts, parallel, blocks, threads)
+    return loop.Kernel(name, params, stmts, parallel, blocks, threads, bindings, tuple(local_arrays))
 
 
-def _launch_shape(nests: dict[str, list[_Loop]]) -> tuple[int, int]:
-    """(blocks, threads) of the gpu grid from the loops bound to them: at most one block loop,
-    and thread loops either over the outputs or over reductions (all of one size)."""
-    loops = [lp for nest in nests.values() for lp in nest]
-    block = [lp for lp in loops if lp.kind is LoopKind.BLOCK]
-    thread = [lp for lp in loops if lp.kind is LoopKind.THREAD]
-    if len(block) > 1 or len({lp.extent for lp in thread}) > 1 or (
-            any(lp.kind is LoopKind.THREAD for lp in nests["out"]) and len(thread) > 1):
-        raise ValueError("Bind: a kernel has one block loop and one size of thread loop, "
-                         "bound either to the outputs or to its reductions")
-    if block and block[0] is not nests["out"][0]:
-        raise ValueError(f"Bind({block[0].name!r}, 'block'): only the outermost output loop can be bound to blocks")
-    return (block[0].extent if block else 1), (thread[0].extent if thread else 1)
+def _stage(value: Expr, slot: int, inner: list[_Loop], threads: int, lowering: "_ExprLowering",
+           number: int) -> tuple[Expr, list[loop.Stmt], loop.LocalArray]:
+    """Stage input `slot` of a reduction update `value` in local memory: the block's threads
+    together load the part of it that the loops `inner` (the threads and the reduction loops
+    inside the cache point) read, once; `value` then reads it from there. Returns the new value,
+    the cooperative load statements and the local array."""
+    if slot in lowering.masked:
+        raise ValueError(f"CacheRead({slot}): input {slot} is read through a mask (padding), which is not staged")
+    found = {e for e in _walk_exprs(value) if isinstance(e, loop.Load) and e.buf == slot + 1}
+    if len(found) != 1:
+        raise ValueError(f"CacheRead({slot}): the reduction reads input {slot} {len(found)} ways, not once")
+    (load,) = found
+    used = _vars(load.index)
+    axes = [lp for lp in inner if lp.name in used]
+    axes.sort(key=lambda lp: -_stride(load.index, lp.name, axes))   # unit stride innermost: coalesced
+    size = math.prod(lp.extent for lp in axes)
+    array = loop.LocalArray(f"lt_cache{slot}_{number}", load.dtype, size)
+    # the cooperative load: element f of the tile is thread (f % threads)'s, f = c * threads + tid
+    c = Var(f"lt_c{number}")
+    f = loop.add(loop.mul(c, loop.const(threads)), loop.THREAD_ID)
+    index, valid, inner_size = load.index, None, size
+    for lp in axes:
+        inner_size //= lp.extent
+        part = loop.imod(loop.idiv(f, inner_size), lp.extent)
+        index = substitute(index, lp.name, part)
+        if not (isinstance(lp.stop, Const) and lp.stop.value == lp.extent):   # a split's remainder
+            valid = loop.logical_and(valid, loop.less(part, _substitute_all(lp.stop, axes, f, size)))
+    element: Expr = loop.Load(load.buf, index, load.dtype)
+    if valid is not None:   # outside the tensor: read index 0 and keep zero (never used)
+        safe = Alu(Op.WHERE, (valid, index, loop.const(0)), loop.int64)
+        element = Alu(Op.WHERE, (valid, loop.Load(load.buf, safe, load.dtype), Const(0, load.dtype)), load.dtype)
+    store = loop.If(loop.less(f, loop.const(size)), (loop.LocalStore(array.name, f, element),))
+    loads = [For(c, loop.const(0), loop.const(-(-size // threads)), (store,))]
+    position, inner_size = loop.const(0), size
+    for lp in axes:
+        inner_size //= lp.extent
+        position = loop.add(position, loop.mul(Var(lp.name), loop.const(inner_size)))
+    return _replace_load(value, load, loop.LocalLoad(array.name, position, load.dtype)), loads, array
+
+
+def _substitute_all(expr: Expr, axes: list[_Loop], f: Expr, size: int) -> Expr:
+    inner_size = size
+    for lp in axes:
+        inner_size //= lp.extent
+        expr = substitute(expr, lp.name, loop.imod(loop.idiv(f, inner_size), lp.extent))
+    return expr
+
+
+def _walk_exprs(e: Expr):
+    yield e
+    if isinstance(e, Alu):
+        for s in e.srcs:
+            yield from _walk_exprs(s)
+    elif isinstance(e, (loop.Load, loop.LocalLoad)):
+        yield from _walk_exprs(e.index)
+
+
+def _vars(e: Expr) -> set[str]:
+    return {x.name for x in _walk_exprs(e) if isinstance(x, Var)}
+
+
+def _replace_load(e: Expr, old: loop.Load, new: Expr) -> Expr:
+    if e == old:
+        return new
+    if isinstance(e, Alu):
+        return replace(e, srcs=tuple(_replace_load(s, old, new) for s in e.srcs))
+    return e
+
+
+def _stride(index: Expr, name: str, axes: list[_Loop]) -> int:
+    """How far `index` moves when loop `name` steps by one (the others at 0); 0 where unknown."""
+    def at(value: int):
+        env = {lp.name: 0 for lp in axes}
+        env[name] = value
+        return _evaluate(index, env)
+    try:
+        return abs(at(1) - at(0))
+    except KeyError:
+        return 0
+
+
+def _evaluate(e: Expr, env: dict[str, int]) -> int:
+    """An index expression's value, with unknown variables (blocks, outer loops) at 0."""
+    if isinstance(e, Const):
+        return int(e.value)
+    if isinstance(e, Var):
+        return env.get(e.name, 0)
+    if isinstance(e, Alu) and e.op in _INDEX_ARITHMETIC:
+        return _INDEX_ARITHMETIC[e.op](*[_evaluate(s, env) for s in e.srcs])
+    raise KeyError(e)
+
+
+_INDEX_ARITHMETIC = {Op.ADD: lambda a, b: a + b, Op.MUL: lambda a, b: a * b, Op.IDIV: lambda a, b: a // b,
+                     Op.IMOD: lambda a, b: a % b, Op.MIN: min, Op.MAX: max}
+
+
+def _launch_shape(nests: dict[str, list[_Loop]]) -> tuple[int, int, tuple[loop.Binding, ...]]:
+    """(blocks, threads, bindings) of the gpu grid from the loops bound to them. Block loops are
+    the outermost output loops; threads are bound either to output loops or to reductions (one
+    size); several loops bound to one kind split its hardware index row-major."""
+    out = nests["out"]
+    block = [lp for nest in nests.values() for lp in nest if lp.kind is LoopKind.BLOCK]
+    if out[:len(block)] != block:
+        bad = next(lp for i, lp in enumerate(block) if i >= len(out) or out[i] is not lp)
+        raise ValueError(f"Bind({bad.name!r}, 'block'): only the outermost output loops can be bound to blocks")
+    out_threads = [lp for lp in out if lp.kind is LoopKind.THREAD]
+    reduce_threads = [lp for key, nest in nests.items() if key != "out" for lp in nest if lp.kind is LoopKind.THREAD]
+    if (out_threads and reduce_threads) or len({lp.extent for lp in reduce_threads}) > 1:
+        raise ValueError("Bind: threads are bound either to output loops or to reductions (of one size each)")
+    bindings = _row_major(block, LoopKind.BLOCK)
+    if out_threads:
+        bindings += _row_major(out_threads, LoopKind.THREAD)
+    bindings += tuple(loop.Binding(lp.name, LoopKind.THREAD, 1, lp.extent) for lp in reduce_threads)
+    threads = math.prod(lp.extent for lp in out_threads) if out_threads else (
+        reduce_threads[0].extent if reduce_threads else 1)
+    return math.prod(lp.extent for lp in block), threads, bindings
+
+
+def _row_major(loops: list[_Loop], kind: LoopKind) -> tuple[loop.Binding, ...]:
+    stride, out = 1, []
+    for lp in reversed(loops):
+        out.append(loop.Binding(lp.name, kind, stride, lp.extent))
+        stride *= lp.extent
+    return tuple(reversed(out))
 
 
 def _wrap(lp: _Loop, body: tuple) -> For:
@@ -193,6 +333,7 @@ class _ExprLowering:
     def __init__(self, reduces: list[Node]):
         self.acc = {r: Var(f"acc{k}", r.dtype) for k, r in enumerate(reduces)}
         self.loads: dict[int, DType] = {}
+        self.masked: set[int] = set()   # slots read through a mask (padding)
         self.memo: dict[tuple, Expr] = {}
 
     def param_dtypes(self, nparams: int) -> list[DType]:
@@ -215,6 +356,7 @@ class _ExprLowering:
             index, valid = view.index(idx)
             if valid is None:
                 return loop.Load(slot + 1, index, node.dtype)
+            self.masked.add(slot)
             # read index 0 where invalid (always in bounds), then replace the value by zero
             safe = Alu(Op.WHERE, (valid, index, loop.const(0)), loop.int64)
             zero = Const(False if node.dtype.is_bool else 0, node.dtype)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from ..ir.graph import Node, toposort
-from ..ir.ops import REDUCTION
+from ..ir.ops import REDUCTION, Op
 from ..ir.target import Target
 from . import heuristics as H
 
@@ -56,7 +56,14 @@ class Bind:
     to: str                 # "block" or "thread" (gpu): one iteration per block / per thread
 
 
-Primitive = Union[Split, Reorder, Parallel, Vectorize, Unroll, Fuse, Bind]
+@dataclass(frozen=True)
+class CacheRead:
+    slot: int               # an input of the kernel (its LOAD slot)
+    at: str                 # a reduction loop: once per iteration of it, the block's threads load
+                            # the part of the input the loops inside it read into local memory
+
+
+Primitive = Union[Split, Reorder, Parallel, Vectorize, Unroll, Fuse, Bind, CacheRead]
 Schedule = tuple[Primitive, ...]
 
 
@@ -81,6 +88,9 @@ def gpu_schedule(expr: Node, target: Target) -> Schedule:
     shape = expr.shape
     reduces = reductions(expr)
     threads = H.gpu_threads(target)
+    tiled = _gpu_matmul_schedule(expr, reduces, target)
+    if tiled is not None:
+        return tiled
     prims: list[Primitive] = []
     out = "x".join(f"i{d}" for d in range(len(shape)))
     if len(shape) > 1:
@@ -101,6 +111,37 @@ def gpu_schedule(expr: Node, target: Target) -> Schedule:
             inner = f"r{k}_{max(r.arg)}"
             prims += [Split(inner, threads), Bind(f"{inner}_i", "thread")]
     return tuple(prims)
+
+
+def _gpu_matmul_schedule(expr: Node, reduces: list[Node], target: Target) -> Schedule | None:
+    """A product-sum over a kept middle axis, `sum(x[.., m, 1?, k] * y[.., 1?, n, k])` as matmul
+    builds it (shape (.., M, 1, N), reducing axis -2): tiled through local memory. Each block
+    computes a TILE x TILE tile of outputs, one per thread; per step of TILE along the reduced
+    axis its threads load a tile of each input into local memory together, then each thread
+    reads its row and column from there. None where the pattern does not match."""
+    tile = H.GPU_MATMUL_TILE
+    if len(reduces) != 1 or len(expr.shape) < 3:
+        return None
+    (r,) = reduces
+    rank, a = len(expr.shape), len(expr.shape) - 2
+    product = r.src[0]
+    if r.op is not Op.SUM or r.arg != (a,) or product.op is not Op.MUL or expr.shape[a] != 1:
+        return None
+    loads = product.src
+    if any(x.op is not Op.LOAD or any(v.mask is not None for v in x.arg[1].views) for x in loads):
+        return None
+    m, n, k = expr.shape[a - 1], expr.shape[a + 1], product.shape[a]
+    itemsize = max(x.dtype.itemsize for x in loads)
+    if min(m, n, k) < tile or 2 * tile * tile * itemsize > target.local_memory_bytes or \
+            tile * tile > (target.max_threads_per_block or tile * tile):
+        return None
+    batch = [f"i{d}" for d in range(a - 1)]
+    im, iN, red = f"i{a - 1}", f"i{rank - 1}", f"r0_{a}"
+    return (Split(im, tile), Split(iN, tile),
+            Reorder(tuple(batch) + (f"{im}_o", f"{iN}_o", f"i{a}", f"{im}_i", f"{iN}_i")),
+            *[Bind(b, "block") for b in batch], Bind(f"{im}_o", "block"), Bind(f"{iN}_o", "block"),
+            Bind(f"{im}_i", "thread"), Bind(f"{iN}_i", "thread"),
+            Split(red, tile), *[CacheRead(x.arg[0], f"{red}_o") for x in loads])
 
 
 def cpu_schedule(expr: Node, target: Target) -> Schedule:

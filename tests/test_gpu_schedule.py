@@ -30,7 +30,8 @@ from lazytensor.ir.target import Target
 from lazytensor.scheduler.collapse import collapse_axes
 from lazytensor.scheduler.fusion import KernelSpec, fuse
 from lazytensor.scheduler.lower import lower
-from lazytensor.scheduler.schedule import Bind, Fuse, Split, gpu_schedule, heuristic_schedule, reductions
+from lazytensor.scheduler.schedule import (Bind, CacheRead, Fuse, Reorder, Split, gpu_schedule, heuristic_schedule,
+                                           reductions)
 
 HAS_OPENCL = "opencl:0" in lt.devices()
 needs_opencl = pytest.mark.skipif(not HAS_OPENCL, reason="no OpenCL device (needs pyopencl and a driver such as PoCL)")
@@ -292,11 +293,8 @@ BAD_SCHEDULES = {
     "block-inner-loop": (transposed, [Bind("i1", "block")], "outermost"),
     "block-split-inner": (transposed, [Split("i0", 2), Bind("i0_i", "block")], "outermost"),
     "block-reduction-loop": (row_sum, [Bind("r0_1", "block")], "outermost"),
-    "two-block-loops": (transposed, [Bind("i0", "block"), Bind("i1", "block")], "one block loop"),
-    "threads-of-two-sizes": (transposed, [Split("i0", 2), Split("i1", 4), Bind("i0_i", "thread"),
-                                          Bind("i1_i", "thread")], "one size of thread loop"),
     "threads-on-outputs-and-reduction": (row_sum, [Bind("i0", "thread"), Split("r0_1", 4), Bind("r0_1_i", "thread")],
-                                         "either to the outputs or to its reductions"),
+                                         "either to output loops or to reductions"),
     "unknown-axis": (transposed, [Bind("i7", "block")], "'i7'"),
 }
 
@@ -337,6 +335,15 @@ CUSTOM = {
                                                           Bind("i1_i", "thread"))),
     "transposed-fused-128": ("transposed-broadcast", (Fuse(("i0", "i1")), Split("i0xi1", 128),
                                                       Bind("i0xi1_o", "block"), Bind("i0xi1_i", "thread"))),
+    "transposed-2d-grid": ("transposed-broadcast", (Bind("i0", "block"), Bind("i1", "block"))),
+    "transposed-2d-threads": ("transposed-broadcast", (Split("i0", 2), Split("i1", 4), Bind("i0_i", "thread"),
+                                                       Bind("i1_i", "thread"))),
+    "matmul-tiled-through-local-memory": ("matmul", (Split("i0", 8), Split("i2", 8),
+                                                     Reorder(("i0_o", "i2_o", "i1", "i0_i", "i2_i")),
+                                                     Bind("i0_o", "block"), Bind("i2_o", "block"),
+                                                     Bind("i0_i", "thread"), Bind("i2_i", "thread"),
+                                                     Split("r0_1", 8), CacheRead(0, "r0_1_o"),
+                                                     CacheRead(1, "r0_1_o"))),
     "matmul-tree-of-8": ("matmul", (Fuse(("i0", "i1", "i2")), Bind("i0xi1xi2", "block"), Split("r0_1", 8),
                                     Bind("r0_1_i", "thread"))),
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 import weakref
 from typing import Any
 
@@ -89,7 +90,9 @@ class OpenCLDevice:
     # ---- kernels --------------------------------------------------------------------------
 
     def load(self, binary: bytes, name: str) -> Program:
-        program = cl.Program(self.context, [self.cl_device], [binary]).build()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)  # (notes on generated code)
+            program = cl.Program(self.context, [self.cl_device], [binary]).build()
         return getattr(program, name)
 
     def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None:
@@ -116,7 +119,10 @@ class OpenCLCompiler:
 
     def compile(self, source: str, name: str) -> bytes:
         try:
-            program = cl.Program(self.device.context, source).build()
+            with warnings.catch_warnings():
+                # the driver's notes on generated code are nothing a user can act on
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                program = cl.Program(self.device.context, source).build()
         except cl.Error as error:
             raise RuntimeError(f"{self.device.describe()}: kernel {name} failed to compile:\n{error}\n"
                                "(run with LT_DEBUG=2 to print its source)") from None
