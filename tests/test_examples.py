@@ -16,3 +16,15 @@ def test_example_runs(script):
     assert done.returncode == 0, done.stdout + done.stderr
     if script == "array_api_demo.py":
         assert "labels identical: True; centers agree: True; inertia agrees: True" in done.stdout
+
+
+def _readme_blocks() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return [part.split("```", 1)[0] for part in text.split("```python\n")[1:]]
+
+
+@pytest.mark.parametrize("number", range(len(_readme_blocks())))
+def test_readme_python_blocks_run(number):
+    done = subprocess.run([sys.executable, "-c", _readme_blocks()[number]], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT, env={**os.environ})
+    assert done.returncode == 0, done.stdout + done.stderr
