@@ -21,9 +21,10 @@ _UPDATE = {Op.SUM: Op.ADD, Op.PROD: Op.MUL, Op.REDUCE_MAX: Op.MAX, Op.REDUCE_MIN
 
 
 def identity(op: Op, dtype: DType):
-    """The start value of an accumulator. A float sum starts at -0.0 so that a sum of -0.0 is -0.0."""
+    """The start value of an accumulator. A float sum starts at +0.0, as numpy's does: an empty
+    sum, and a sum of -0.0 values, is +0.0."""
     if op is Op.SUM:
-        return -0.0 if dtype.is_float else (False if dtype.is_bool else 0)
+        return 0.0 if dtype.is_float else (False if dtype.is_bool else 0)
     if op is Op.PROD:
         return 1.0 if dtype.is_float else (True if dtype.is_bool else 1)
     bits = 8 * dtype.itemsize
@@ -139,8 +140,16 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             if prim.at not in at:
                 continue
             inner = [lp for lp in nests["out"] if lp.kind is LoopKind.THREAD] + nests[f"r{k}"][at.index(prim.at) + 1:]
-            value, loads, array = _stage(value, slot, inner, threads, lowering, len(local_arrays))
-            local_arrays.append(array)
+            if slot in lowering.masked:
+                raise ValueError(f"CacheRead({slot}): input {slot} is read through a mask (padding), "
+                                 "which is not staged")
+            reads = sorted({e for e in _walk_exprs(value) if isinstance(e, loop.Load) and e.buf == slot + 1},
+                           key=repr)
+            loads = []
+            for read in reads:   # (x @ x.T reads one input two ways: a tile for each)
+                value, more, array = _stage(value, read, inner, threads, len(local_arrays))
+                local_arrays.append(array)
+                loads += more
             staged_slots.add(slot)
             staged.setdefault(prim.at, []).extend(loads)
         stmt: loop.Stmt = loop.Assign(acc, value, reassociate=True)
@@ -175,23 +184,17 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
     return loop.Kernel(name, params, stmts, parallel, blocks, threads, bindings, tuple(local_arrays))
 
 
-def _stage(value: Expr, slot: int, inner: list[_Loop], threads: int, lowering: "_ExprLowering",
+def _stage(value: Expr, load: loop.Load, inner: list[_Loop], threads: int,
            number: int) -> tuple[Expr, list[loop.Stmt], loop.LocalArray]:
-    """Stage input `slot` of a reduction update `value` in local memory: the block's threads
+    """Stage the read `load` of a reduction update `value` in local memory: the block's threads
     together load the part of it that the loops `inner` (the threads and the reduction loops
     inside the cache point) read, once; `value` then reads it from there. Returns the new value,
     the cooperative load statements and the local array."""
-    if slot in lowering.masked:
-        raise ValueError(f"CacheRead({slot}): input {slot} is read through a mask (padding), which is not staged")
-    found = {e for e in _walk_exprs(value) if isinstance(e, loop.Load) and e.buf == slot + 1}
-    if len(found) != 1:
-        raise ValueError(f"CacheRead({slot}): the reduction reads input {slot} {len(found)} ways, not once")
-    (load,) = found
     used = _vars(load.index)
     axes = [lp for lp in inner if lp.name in used]
     axes.sort(key=lambda lp: -_stride(load.index, lp.name, axes))   # unit stride innermost: coalesced
     size = math.prod(lp.extent for lp in axes)
-    array = loop.LocalArray(f"lt_cache{slot}_{number}", load.dtype, size)
+    array = loop.LocalArray(f"lt_cache{number}", load.dtype, size)
     # the cooperative load: element f of the tile is thread (f % threads)'s, f = c * threads + tid
     c = Var(f"lt_c{number}")
     f = loop.add(loop.mul(c, loop.const(threads)), loop.THREAD_ID)

@@ -212,3 +212,13 @@ def test_inplace_matmul(device, shape):
     x = lt.asarray(a, device=device)
     x @= lt.asarray(b, device=device)
     assert_close(x.numpy(), a @ b)
+
+
+@pytest.mark.parametrize("shape", [(40, 40), (17, 33), (64, 16), (3, 40, 24)])
+def test_products_of_a_tensor_with_itself(device, shape):
+    """One input read two ways in one kernel (on a GPU: two tiles of the same buffer)."""
+    a = np.random.default_rng(11).standard_normal(shape).astype(np.float32)
+    x = lt.asarray(a, device=device)
+    assert_close(x @ x.mT, a @ np.swapaxes(a, -1, -2))
+    if shape[-1] == shape[-2]:
+        assert_close(x @ x, a @ a)

@@ -406,3 +406,11 @@ def test_same_kernel_on_new_data(device):
         assert_close(x.max(axis=1).numpy(), a.max(axis=1))
         assert_close(x.argmin(axis=0).numpy(), a.argmin(axis=0))
         assert_close(x.sum(axis=0).numpy(), numpy_reduce("sum", a, 0))
+
+
+def test_sums_of_nothing_and_of_negative_zeros_have_numpys_sign(device):
+    for a in (np.zeros((2, 0), np.float32), np.full((3, 4), -0.0), np.full(5, -0.0, np.float16)):
+        got = lt.asarray(a, device=device).sum(axis=-1).numpy()
+        want = a.sum(axis=-1)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

@@ -98,7 +98,12 @@ class OpenCLDevice:
     def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None:
         if kernel.blocks == 0:
             return  # nothing to compute (an empty output)
-        program(self.queue, (kernel.blocks * kernel.threads,), (kernel.threads,), *[b.handle for b in buffers])
+        try:
+            program(self.queue, (kernel.blocks * kernel.threads,), (kernel.threads,), *[b.handle for b in buffers])
+        except cl.MemoryError as error:  # drivers may allocate buffers only when first used
+            nbytes = sum(b.handle.size for b in buffers)
+            raise MemoryError(f"{self.describe()}: out of memory running a kernel over {nbytes} bytes "
+                              f"of buffers: {error}") from None
 
     def run_opaque(self, op: Op, arg: Any, inputs: list[Buffer], out: Buffer) -> None:
         """Opaque ops (sort, cumulative sum, searchsorted) run on the host with numpy's routines:
