@@ -111,10 +111,11 @@ class _Renderer:
     def emit(self, text: str) -> None:
         self.lines.append("  " * self.indent + text)
 
-    def block(self, opening: str, body, bind: dict | None = None) -> None:
-        self.emit(opening + " {")
+    def block(self, opening: str, body) -> None:
+        """`opening { body }` (a bare `{ }` scope when `opening` is empty)."""
+        self.emit(f"{opening} {{" if opening else "{")
         self.indent += 1
-        self.scopes.append(dict(bind or {}))
+        self.scopes.append({})
         for stmt in body:
             self._stmt(stmt)
         self.scopes.pop()
