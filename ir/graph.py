@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import struct
 import weakref
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 from .dtypes import DType
 from .ops import Op
@@ -61,8 +61,9 @@ class Node:
         return f"Node({self.op.name}, {self.dtype.name}, {self.shape}{arg}, nsrc={len(self.src)})"
 
 
-def toposort(roots: Iterable[Node]) -> list[Node]:
-    """Every node reachable from `roots`, each after its sources (iterative: graphs get deep)."""
+def toposort(roots: Iterable[Node], expand: Optional[Callable[[Node], bool]] = None) -> list[Node]:
+    """Every node reachable from `roots`, each after its sources (iterative: graphs get deep).
+    Where `expand(node)` is False the node is listed but its sources are not visited."""
     order: list[Node] = []
     seen: set[int] = set()
     stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(list(roots))]
@@ -75,7 +76,8 @@ def toposort(roots: Iterable[Node]) -> list[Node]:
             continue
         seen.add(id(node))
         stack.append((node, True))
-        stack.extend((s, False) for s in reversed(node.src) if id(s) not in seen)
+        if expand is None or expand(node):
+            stack.extend((s, False) for s in reversed(node.src) if id(s) not in seen)
     return order
 
 

@@ -86,6 +86,9 @@ class Op(Enum):
     ARGSORT = auto()        # arg: (axis, descending); stable; int64
     CUMSUM = auto()         # arg: (axis, include_initial); in the node's dtype
     SEARCHSORTED = auto()   # src: (sorted 1-D, values); arg: side ("left"/"right"); int64
+    # autograd's stop: the value of src[0], through which no gradient flows. optimize() removes
+    # it (by then autograd is done), so kernels and backends never see it
+    DETACH = auto()
     # kernel-expression leaves: only inside a fused kernel, never in a user graph
     LOAD = auto()       # arg: (input slot, ViewStack)
     VALID = auto()      # bool, True where the ViewStack's mask is valid; arg: ViewStack
@@ -111,6 +114,7 @@ ELEMENTWISE = UNARY | BINARY | TERNARY
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.SHRINK, Op.PAD, Op.FLIP})
 REDUCTION = frozenset({Op.SUM, Op.PROD, Op.REDUCE_MAX, Op.REDUCE_MIN})
 INDEXING = frozenset({Op.GATHER})
+GRAPH_ONLY = frozenset({Op.DETACH})  # ops that optimize() removes before fusion
 KERNEL_LEAF = frozenset({Op.LOAD, Op.VALID})
 INDEX = frozenset({Op.IDIV, Op.IMOD})
 

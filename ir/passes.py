@@ -132,6 +132,11 @@ def _movement(node: Node) -> Optional[Node]:
     return None
 
 
+def _detach(node: Node) -> Optional[Node]:
+    """detach(x) -> x: gradients are built before a graph is optimized, so the stop has done its job."""
+    return node.src[0] if node.op is Op.DETACH else None
+
+
 def _trivial_reduce(node: Node) -> Optional[Node]:
     """sum(x, axes where x has size 1) -> x: the reduced shape equals the input's."""
     if node.op in REDUCTION and node.shape == node.src[0].shape:
@@ -140,7 +145,7 @@ def _trivial_reduce(node: Node) -> Optional[Node]:
 
 
 RULES: tuple[Callable[[Node], Optional[Node]], ...] = (
-    fold_constants, _identity_arithmetic, _involutions, _select, _movement, _trivial_reduce,
+    _detach, fold_constants, _identity_arithmetic, _involutions, _select, _movement, _trivial_reduce,
 )
 
 

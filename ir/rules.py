@@ -2,7 +2,7 @@
 
 The numpy reference is the living definition of what each op means; `ir/interpret.py` runs a
 whole graph with it, and every backend is tested against it. Backends keep their own code tables
-(`backends/cpu/render.py` ...); gradient rules live with autograd.
+(`backends/cpu/render.py` ...); gradient rules live with autograd (`lazytensor/autograd.py`).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .dtypes import DType, bool_, int64
-from .ops import BINARY, COMPARISON, ELEMENTWISE, INDEXING, MOVEMENT, REDUCTION, Op
+from .ops import BINARY, COMPARISON, ELEMENTWISE, GRAPH_ONLY, INDEXING, MOVEMENT, REDUCTION, Op
 
 Shape = tuple[int, ...]
 
@@ -23,7 +23,7 @@ def _same_as_first(srcs: tuple[DType, ...], arg: Any) -> DType:
 
 
 DTYPE_RULES: dict[Op, Callable[[tuple[DType, ...], Any], DType]] = {
-    **{op: _same_as_first for op in ELEMENTWISE | MOVEMENT | REDUCTION | INDEXING},
+    **{op: _same_as_first for op in ELEMENTWISE | MOVEMENT | REDUCTION | INDEXING | GRAPH_ONLY},
     **{op: (lambda srcs, arg: bool_) for op in COMPARISON | {Op.SIGNBIT}},
     Op.CAST: lambda srcs, arg: arg,
     Op.WHERE: lambda srcs, arg: srcs[1],
@@ -50,7 +50,7 @@ def _shrink_shape(shapes: tuple[Shape, ...], slices) -> Shape:
 
 
 SHAPE_RULES: dict[Op, Callable[[tuple[Shape, ...], Any], Shape]] = {
-    **{op: _elementwise_shape for op in ELEMENTWISE},
+    **{op: _elementwise_shape for op in ELEMENTWISE | GRAPH_ONLY},
     **{op: _reduce_shape for op in REDUCTION},
     Op.RESHAPE: lambda shapes, arg: tuple(arg),
     Op.PERMUTE: lambda shapes, order: tuple(shapes[0][a] for a in order),
@@ -160,6 +160,7 @@ NUMPY_REFERENCE: dict[Op, Callable[[list[np.ndarray], Any, DType], np.ndarray]] 
     Op.SORT: lambda srcs, arg, dt: _sort(srcs[0], arg[0], arg[1], indices=False),
     Op.ARGSORT: lambda srcs, arg, dt: _sort(srcs[0], arg[0], arg[1], indices=True).astype(np.int64),
     Op.CUMSUM: lambda srcs, arg, dt: _cumsum(srcs[0], arg[0], arg[1], dt),
+    Op.DETACH: lambda srcs, arg, dt: srcs[0],
     Op.SEARCHSORTED: lambda srcs, side, dt: np.searchsorted(srcs[0], srcs[1], side=side).astype(np.int64),
 }
 

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from .graph import Node, toposort
-from .ops import BINARY, INDEXING, MOVEMENT, OPAQUE, REDUCTION, SOURCE, TERNARY, UNARY, Op
+from .ops import BINARY, GRAPH_ONLY, INDEXING, MOVEMENT, OPAQUE, REDUCTION, SOURCE, TERNARY, UNARY, Op
 from .rules import DTYPE_RULES, SHAPE_RULES
 
-_ARITY = {**{op: 0 for op in SOURCE}, **{op: 1 for op in UNARY | MOVEMENT | REDUCTION},
+_ARITY = {**{op: 0 for op in SOURCE}, **{op: 1 for op in UNARY | MOVEMENT | REDUCTION | GRAPH_ONLY},
           **{op: 2 for op in BINARY | INDEXING}, **{op: 3 for op in TERNARY},
           **{op: 1 for op in OPAQUE - {Op.SEARCHSORTED}}, Op.SEARCHSORTED: 2}
 

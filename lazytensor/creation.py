@@ -1,7 +1,9 @@
 """Creating tensors: from data (copied onto the device), constants (no memory until used), random."""
 from __future__ import annotations
 
-from typing import Any, Optional
+import functools
+import inspect
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -14,6 +16,19 @@ from .movement import shape_arg
 from .tensor import Tensor
 
 _rng = np.random.default_rng()
+
+
+def _grad_option(make: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Adds PyTorch's `requires_grad=False` keyword to a creation function: with True the result is
+    a leaf whose gradient backward() accumulates in `.grad`."""
+    @functools.wraps(make)
+    def create(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        result = make(*args, **kwargs)
+        return result.requires_grad_() if requires_grad else result
+    signature = inspect.signature(make)
+    option = inspect.Parameter("requires_grad", inspect.Parameter.KEYWORD_ONLY, default=False)
+    create.__signature__ = signature.replace(parameters=[*signature.parameters.values(), option])  # type: ignore
+    return create
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -31,6 +46,7 @@ def _from_numpy(array: np.ndarray, dtype: DType, device: str) -> Tensor:
     return Tensor(Node(Op.BUFFER, dtype, array.shape, (), buffer), device)
 
 
+@_grad_option
 def asarray(obj: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor holding a copy of `obj` (numpy array, nested lists, scalar or Tensor).
 
@@ -61,6 +77,7 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return _from_numpy(array, target, device)
 
 
+@_grad_option
 def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor of `shape` filled with one value (no memory is used until it is needed).
 
@@ -80,6 +97,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> 
     return Tensor(const(fill_value, dtype, _shape(shape)), canonical_device(device))
 
 
+@_grad_option
 def zeros(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
     """A tensor of zeros.
 
@@ -89,6 +107,7 @@ def zeros(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
     return full(shape, 0, dtype, device)
 
 
+@_grad_option
 def ones(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
     """A tensor of ones.
 
@@ -98,6 +117,7 @@ def ones(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
     return full(shape, 1, dtype, device)
 
 
+@_grad_option
 def empty(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
     """A tensor with memory but unspecified values.
 
@@ -113,6 +133,7 @@ def _like(x: Tensor, dtype: Any, device: Any) -> tuple[Any, DType, Any]:
     return x.shape, to_dtype(dtype) if dtype is not None else x.dtype, device if device is not None else x.device
 
 
+@_grad_option
 def zeros_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     """Zeros with the shape, dtype and device of `x` (unless given).
 
@@ -122,6 +143,7 @@ def zeros_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     return zeros(*_like(x, dtype, device))
 
 
+@_grad_option
 def ones_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     """Ones with the shape, dtype and device of `x` (unless given).
 
@@ -131,6 +153,7 @@ def ones_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     return ones(*_like(x, dtype, device))
 
 
+@_grad_option
 def full_like(x: Tensor, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """`fill_value` with the shape, dtype and device of `x` (unless given).
 
@@ -141,6 +164,7 @@ def full_like(x: Tensor, fill_value: Any, dtype: Any = None, device: Any = None)
     return full(shape, fill_value, dt, dev)
 
 
+@_grad_option
 def empty_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     """Unspecified values with the shape, dtype and device of `x` (unless given).
 
@@ -150,6 +174,7 @@ def empty_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     return empty(*_like(x, dtype, device))
 
 
+@_grad_option
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, device: Any = None) -> Tensor:
     """Evenly spaced values in [start, stop), numpy.arange; float results default to float32.
 
@@ -173,6 +198,7 @@ def manual_seed(seed: int) -> None:
     _rng = np.random.default_rng(seed)
 
 
+@_grad_option
 def rand(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: Any = None) -> Tensor:
     """Uniform random values in [0, 1); `seed` makes them reproducible.
 
@@ -183,6 +209,7 @@ def rand(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: 
     return _from_numpy(generator.random(_shape(shape)), to_dtype(dtype), canonical_device(device))
 
 
+@_grad_option
 def randn(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: Any = None) -> Tensor:
     """Standard normal random values; `seed` makes them reproducible.
 
@@ -193,6 +220,7 @@ def randn(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device:
     return _from_numpy(generator.standard_normal(_shape(shape)), to_dtype(dtype), canonical_device(device))
 
 
+@_grad_option
 def linspace(start: float, stop: float, num: int, dtype: Any = None, device: Any = None,
              endpoint: bool = True) -> Tensor:
     """`num` evenly spaced values from start to stop (numpy.linspace); floats default to float32.
@@ -206,6 +234,7 @@ def linspace(start: float, stop: float, num: int, dtype: Any = None, device: Any
     return _from_numpy(values, to_dtype(dtype) if dtype is not None else default_float, canonical_device(device))
 
 
+@_grad_option
 def eye(n_rows: int, n_cols: Optional[int] = None, k: int = 0, dtype: Any = float32, device: Any = None) -> Tensor:
     """A 2-D tensor with ones on diagonal k and zeros elsewhere.
 

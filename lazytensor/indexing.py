@@ -111,7 +111,7 @@ def assign(x: Tensor, index: Any, value: Any) -> None:
     if target.size == 0:
         return
     written, source = _scatter_map(target, x.size)
-    x.node = where(written.reshape(x.shape), take(value.reshape(-1), source.reshape(x.shape), axis=None), x).node
+    x._set_node(where(written.reshape(x.shape), take(value.reshape(-1), source.reshape(x.shape), axis=None), x).node)
 
 
 def _positions(x: Tensor) -> Tensor:

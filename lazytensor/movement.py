@@ -245,7 +245,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             piece = value.astype(x.dtype).broadcast_to(tuple(final_shape)).reshape(block)
             widths = tuple((start, n - stop) for (start, stop, _), n in zip(slices, x.shape))
             inside = make(Op.PAD, const(True, bool_, block), arg=widths)
-            x.node = make(Op.WHERE, inside, make(Op.PAD, piece.node, arg=widths), x.node)
+            x._set_node(make(Op.WHERE, inside, make(Op.PAD, piece.node, arg=widths), x.node))
             return
     from .indexing import assign
     assign(x, index, value)

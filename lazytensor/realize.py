@@ -7,12 +7,14 @@
 from __future__ import annotations
 
 import sys
+import weakref
 from typing import TYPE_CHECKING
 
 from .backends.protocol import Buffer
 from .backends.runtime import CompiledKernel, Runtime
+from .autograd import tracks
 from .devices import runtime
-from .ir.graph import Node, pretty
+from .ir.graph import Node, pretty, toposort
 from .ir.ops import OPAQUE, Op
 from .ir.passes import optimize
 from .ir.verify import verify
@@ -25,6 +27,16 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 
+# The values of realized nodes that autograd still needs as nodes: a tensor whose node tracks a
+# leaf keeps it (backward() walks it) and finds its value here. Entries live while the node does.
+_REALIZED: "weakref.WeakKeyDictionary[Node, Node]" = weakref.WeakKeyDictionary()
+
+
+def realized_value(node: Node) -> Node:
+    """The BUFFER node holding `node`'s value where it was realized, else `node` itself."""
+    return _REALIZED.get(node, node)
+
+
 def realize(*tensors: "Tensor") -> None:
     """Compute several tensors together, so work they share runs once.
 
@@ -33,11 +45,11 @@ def realize(*tensors: "Tensor") -> None:
     """
     by_device: dict[str, list["Tensor"]] = {}
     for t in tensors:
-        if t.node.op is not Op.BUFFER:
+        if t.node.op is not Op.BUFFER and t.node not in _REALIZED:
             by_device.setdefault(t.device, []).append(t)
     for device, pending in by_device.items():
         rt = runtime(device)
-        roots = optimize([t.node for t in pending])
+        roots = optimize(_known_values([t.node for t in pending]))
         if rt.debug:
             verify(roots)
         if rt.debug >= 3:
@@ -47,7 +59,23 @@ def realize(*tensors: "Tensor") -> None:
         buffers = run_kernels(rt, bases)
         for t, root, base in zip(pending, roots, bases):
             buffer = buffers[base] if base in buffers else rt.device.allocate(base.shape, base.dtype)
-            t.node = Node(Op.BUFFER, root.dtype, root.shape, (), buffer.reshaped(root.shape))
+            value = Node(Op.BUFFER, root.dtype, root.shape, (), buffer.reshaped(root.shape))
+            if tracks(t.node):
+                _REALIZED[t.node] = value
+            else:
+                t.node = value
+
+
+def _known_values(roots: list[Node]) -> list[Node]:
+    """The graph with every node realized before replaced by its buffer (nothing is recomputed)."""
+    if not _REALIZED:
+        return roots
+    memo: dict[Node, Node] = {}
+    for node in toposort(roots, expand=lambda n: n not in _REALIZED):
+        src = tuple(memo[s] for s in node.src) if node not in _REALIZED else ()
+        memo[node] = _REALIZED.get(node) or (node if src == node.src else
+                                             Node(node.op, node.dtype, node.shape, src, node.arg))
+    return [memo[r] for r in roots]
 
 
 def _strip_reshapes(node: Node) -> Node:

@@ -11,6 +11,8 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from . import autograd
+from .autograd import adopt
 from .devices import canonical_device
 from .ir.dtypes import (DType, bool_, float64, int64, result_type, scalar_fits, to_dtype, ufunc_result,
                         uint64)
@@ -31,13 +33,14 @@ class Tensor:
     array([3., 5., 7.], dtype=float32)
     """
 
-    __slots__ = ("node", "device", "__weakref__")
+    __slots__ = ("node", "device", "requires_grad", "grad", "__weakref__")
     __array_ufunc__ = None      # numpy defers to our reflected operators: `array + tensor` is lazy
     __hash__ = object.__hash__  # `==` builds a tensor, so hashing is by identity
 
     def __init__(self, node: Node, device: str = "cpu"):
-        self.node = node
+        self.node, self.requires_grad = adopt(node)
         self.device = device
+        self.grad: Optional[Tensor] = None
 
     # ---- attributes ---------------------------------------------------------------------------
 
@@ -79,8 +82,7 @@ class Tensor:
         target = canonical_device(device)
         if target == self.device:
             return self
-        self.realize()
-        host = runtime(self.device).device.to_numpy(self.node.arg)
+        host = runtime(self.device).device.to_numpy(self._buffer())
         buffer = runtime(target).device.from_numpy(np.asarray(host, order="C"))  # (keeps 0-d 0-d)
         STATS.transfers += 1
         return Tensor(Node(Op.BUFFER, self.dtype, self.shape, (), buffer), target)
@@ -120,6 +122,12 @@ class Tensor:
         realize(self)
         return self
 
+    def _buffer(self):
+        """The memory holding this tensor's value, computed first where it is pending."""
+        from .realize import realize, realized_value
+        realize(self)
+        return realized_value(self.node).arg
+
     def numpy(self) -> np.ndarray:
         """The values as a read-only numpy array (copy it with np.array(x) to write).
 
@@ -127,8 +135,7 @@ class Tensor:
         array([0, 1, 2])
         """
         from .devices import runtime
-        self.realize()
-        return runtime(self.device).device.to_numpy(self.node.arg)
+        return runtime(self.device).device.to_numpy(self._buffer())
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Optional[bool] = None):
@@ -136,15 +143,15 @@ class Tensor:
         From another device only as a copy to the host, when asked for with
         `dl_device=(1, 0)` (`np.from_dlpack(x, device="cpu")`)."""
         from .devices import runtime
-        self.realize()
+        buffer = self._buffer()
         kwargs = {} if max_version is None else {"max_version": max_version}
         if self.device != "cpu":
             if dl_device is None or tuple(dl_device)[0] != 1 or copy is False:
                 raise BufferError(f"DLPack export: this tensor is on {self.device}; copy it with .to('cpu') "
                                   "first (or ask for a host copy: np.from_dlpack(x, device='cpu'))")
-            array = runtime(self.device).device.to_numpy(self.node.arg, writeable=True)
+            array = runtime(self.device).device.to_numpy(buffer, writeable=True)
             return array.__dlpack__(stream=stream, **kwargs)
-        array = runtime(self.device).device.to_numpy(self.node.arg, writeable=True)
+        array = runtime(self.device).device.to_numpy(buffer, writeable=True)
         if copy is not None:
             kwargs["copy"] = copy
         return array.__dlpack__(stream=stream, **kwargs)
@@ -276,8 +283,74 @@ class Tensor:
         if not np.can_cast(result.dtype.np, self.dtype.np, casting="same_kind"):
             raise TypeError(f"in-place {what}: cannot cast the result from {result.dtype.name} to "
                             f"{self.dtype.name}; write x = x {what} y to get a new tensor instead")
-        self.node = _cast(result.node, self.dtype)
+        self._set_node(_cast(result.node, self.dtype))
         return self
+
+    def _set_node(self, node: Node) -> None:
+        """An in-place update (`x += y`, `x[i] = v`, an optimizer step): x now holds `node`. A leaf
+        that requires grad may change only under `lt.no_grad()`; it stays a leaf (realized)."""
+        if not autograd.is_leaf_node(self):
+            self.node, self.requires_grad = adopt(node)
+            return
+        if autograd.is_grad_enabled():
+            raise RuntimeError("a leaf tensor that requires grad cannot be changed in place while gradients "
+                               "are recorded; update it inside `with lt.no_grad():`")
+        if node.op is not Op.BUFFER:
+            node = Tensor(node, self.device).realize().node
+        self.node = autograd.register_leaf(self, node)
+
+    # ---- autograd -----------------------------------------------------------------------------
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for a tensor that requires no grad or was made with requires_grad=True (its
+        .grad is filled by backward()); False for results of operations on such tensors."""
+        return not self.requires_grad or autograd.is_leaf_node(self)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Make this tensor a leaf whose gradient backward() accumulates in .grad (computes it now).
+
+        >>> w = lt.zeros(3).requires_grad_()
+        >>> w.requires_grad, w.is_leaf
+        (True, True)
+        """
+        if not requires_grad:
+            if not self.is_leaf:
+                raise RuntimeError("requires_grad_(False) works on leaf tensors only; use .detach() "
+                                   "for a result of operations")
+            autograd.unregister_leaf(self)
+            self.requires_grad = False
+            return self
+        if self.requires_grad:
+            return self
+        if not self.dtype.is_float:
+            raise RuntimeError(f"only floating point tensors can require gradients, not {self.dtype.name}; "
+                               "cast with .astype(lt.float32) first")
+        self.realize()
+        from .realize import realized_value
+        self.node = autograd.register_leaf(self, realized_value(self.node))
+        self.requires_grad = True
+        return self
+
+    def detach(self) -> "Tensor":
+        """The same values, cut from the graph: no gradient flows back through the result.
+
+        >>> w = lt.ones(2, requires_grad=True)
+        >>> (w * 3).detach().requires_grad
+        False
+        """
+        return Tensor(make(Op.DETACH, self.node) if self.requires_grad else self.node, self.device)
+
+    def backward(self, gradient: Any = None, retain_graph: bool = False) -> None:
+        """Accumulate the gradient of this tensor with respect to every leaf that requires grad
+        into the leaves' .grad. Without `gradient`, the tensor must hold a single value.
+
+        >>> w = lt.asarray([1.0, 2.0], requires_grad=True)
+        >>> (w * w).sum().backward()
+        >>> w.grad.tolist()
+        [2.0, 4.0]
+        """
+        autograd.backward(self, gradient, retain_graph)
 
     def __neg__(self) -> "Tensor":
         if self.dtype.is_bool:

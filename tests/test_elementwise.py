@@ -120,7 +120,8 @@ def binary_inputs(rng, name, dtype, shape_a, shape_b):
         a = (a * 2).astype(np_dtype)
         # integral exponents give finite powers of negative bases; the others give nan
         b = np.where(rng.random(shape_b) < 0.5, np.round(b * 3), b).astype(np_dtype)
-    return a, b
+    # 0-d results of numpy arithmetic are numpy scalars: keep arrays, or `a ** b` is numpy's alone
+    return np.asarray(a), np.asarray(b)
 
 
 @pytest.fixture

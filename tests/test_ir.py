@@ -10,14 +10,15 @@ from lazytensor.backends.cpu import render as cpu_render  # the module
 from lazytensor.ir.dtypes import float32, int32
 from lazytensor.ir.graph import Node
 from lazytensor.ir.interpret import interpret
-from lazytensor.ir.ops import ELEMENTWISE, INDEXING, MOVEMENT, OPAQUE, REDUCTION, Op
+from lazytensor.ir.ops import ELEMENTWISE, GRAPH_ONLY, INDEXING, MOVEMENT, OPAQUE, REDUCTION, Op
 from lazytensor.ir.rules import DTYPE_RULES, NUMPY_REFERENCE, SHAPE_RULES
 from lazytensor.ir.verify import IRError, verify
 from lazytensor.ir.view import ViewStack
 from lazytensor.ir import loop
 
 
-@pytest.mark.parametrize("op", sorted(ELEMENTWISE | MOVEMENT | REDUCTION | INDEXING | OPAQUE, key=lambda o: o.name),
+@pytest.mark.parametrize("op", sorted(ELEMENTWISE | MOVEMENT | REDUCTION | INDEXING | OPAQUE | GRAPH_ONLY,
+                                      key=lambda o: o.name),
                          ids=lambda o: o.name)
 def test_every_op_has_every_rule(op):
     assert op in DTYPE_RULES, f"{op.name} has no dtype rule"

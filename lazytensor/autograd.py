@@ -1,0 +1,532 @@
+"""Reverse-mode autodiff on the lazy graph: gradients are graph nodes too.
+
+`loss.backward()` walks the graph from `loss` back to the leaf tensors that require grad and
+builds, with one rule per op (GRADIENT_RULES), the nodes that compute each leaf's gradient.
+Nothing runs until the gradients are realized, together with the loss, so forward and backward
+fuse, share work (hash-consing makes their common parts one node) and hit the kernel cache like
+any other graph.
+
+Leaves are realized tensors: each one a BUFFER node of its own, registered here. A node *tracks*
+when it reaches a leaf through anything but DETACH; only tracking nodes carry gradients, and a
+tensor requires grad when its node tracks (and grad mode was on when it was made).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import threading
+import weakref
+from typing import TYPE_CHECKING, Callable, Optional
+
+from .ir.dtypes import int64 as _INT64
+from .ir.graph import Node, toposort
+from .ir.ops import Op
+from .ir.passes import const
+from .ir.rules import make
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+Grads = tuple[Optional[Node], ...]
+Rule = Callable[[Node, Node], Grads]
+
+# ---- grad mode ---------------------------------------------------------------------------------
+
+_mode = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations record gradients now (False inside `lt.no_grad()`)."""
+    return getattr(_mode, "enabled", True)
+
+
+class _GradMode(contextlib.ContextDecorator):
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __enter__(self):
+        self.before = is_grad_enabled()
+        _mode.enabled = self.enabled
+
+    def __exit__(self, *exc):
+        _mode.enabled = self.before
+        return False
+
+
+def no_grad() -> _GradMode:
+    """A context (or decorator) in which results carry no gradient: for evaluation and for
+    updating parameters in place.
+
+    >>> w = lt.ones(3, requires_grad=True)
+    >>> with lt.no_grad():
+    ...     y = w * 2
+    >>> y.requires_grad
+    False
+    """
+    return _GradMode(False)
+
+
+def enable_grad() -> _GradMode:
+    """A context (or decorator) that turns gradient recording back on inside `no_grad()`.
+
+    >>> with lt.no_grad(), lt.enable_grad():
+    ...     lt.is_grad_enabled()
+    True
+    """
+    return _GradMode(True)
+
+
+# ---- leaves and tracking -----------------------------------------------------------------------
+
+_LEAVES: "weakref.WeakValueDictionary[Node, Tensor]" = weakref.WeakValueDictionary()
+_REPLACED: "weakref.WeakKeyDictionary[Node, bool]" = weakref.WeakKeyDictionary()  # old leaf values
+_TRACKS: "weakref.WeakKeyDictionary[Node, bool]" = weakref.WeakKeyDictionary()
+
+
+def register_leaf(tensor: "Tensor", buffer_node: Node) -> Node:
+    """A fresh BUFFER node for `tensor`'s realized value, registered as a leaf. Fresh, so no graph
+    built before (and no entry of the tracking memo) can contain it."""
+    old = _LEAVES.get(tensor.node) is tensor and tensor.node
+    if old:
+        del _LEAVES[old]
+        _REPLACED[old] = True
+    node = Node(Op.BUFFER, buffer_node.dtype, buffer_node.shape, (), buffer_node.arg.reshaped(buffer_node.shape))
+    _LEAVES[node] = tensor
+    return node
+
+
+def unregister_leaf(tensor: "Tensor") -> None:
+    if _LEAVES.get(tensor.node) is tensor:
+        del _LEAVES[tensor.node]
+
+
+def is_leaf_node(tensor: "Tensor") -> bool:
+    return _LEAVES.get(tensor.node) is tensor
+
+
+def tracks(node: Node) -> bool:
+    """Whether gradients flow from `node` to some leaf: it reaches one, not through a DETACH.
+    Memoized per node; a node never changes its answer, since new leaves are fresh nodes."""
+    if not _LEAVES:
+        return False
+    known = _TRACKS.get(node)
+    if known is not None:
+        return known
+    for n in toposort([node], expand=lambda n: n not in _TRACKS):
+        if n not in _TRACKS:
+            _TRACKS[n] = n in _LEAVES or (n.op is not Op.DETACH and any(_TRACKS[s] for s in n.src))
+    return _TRACKS[node]
+
+
+def adopt(node: Node) -> tuple[Node, bool]:
+    """The node a new tensor holds and whether it requires grad: in no_grad mode a tracking node
+    is wrapped in DETACH, so later operations on the result do not reach the leaves."""
+    if not tracks(node):
+        return node, False
+    if is_grad_enabled():
+        return node, True
+    return make(Op.DETACH, node), False
+
+
+# ---- node arithmetic for the rules -------------------------------------------------------------
+
+def _c(value: float, like: Node) -> Node:
+    return const(value, like.dtype, like.shape)
+
+
+def _add(a: Node, b: Node) -> Node:
+    return make(Op.ADD, a, b)
+
+
+def _sub(a: Node, b: Node) -> Node:
+    return make(Op.SUB, a, b)
+
+
+def _mul(a: Node, b: Node) -> Node:
+    return make(Op.MUL, a, b)
+
+
+def _div(a: Node, b: Node) -> Node:
+    return make(Op.DIV, a, b)
+
+
+def _neg(a: Node) -> Node:
+    return make(Op.NEG, a)
+
+
+def _where(cond: Node, a: Node, b: Node) -> Node:
+    return make(Op.WHERE, cond, a, b)
+
+
+def _square(a: Node) -> Node:
+    return _mul(a, a)
+
+
+def _zero_where(cond: Node, g: Node) -> Node:
+    """g, but 0 where `cond` holds (torch's masked_fill(cond, 0))."""
+    return _where(cond, _c(0, g), g)
+
+
+def _expand_to(g: Node, shape: tuple[int, ...]) -> Node:
+    return g if g.shape == shape else make(Op.EXPAND, g, arg=shape)
+
+
+def _sum_to(g: Node, shape: tuple[int, ...]) -> Node:
+    """Sum `g` over the axes where `shape` has 1 and g does not (undoing an expand)."""
+    axes = tuple(a for a, (n, m) in enumerate(zip(shape, g.shape)) if n == 1 and m != 1)
+    return make(Op.SUM, g, arg=axes) if axes else g
+
+
+def _iota(n: int, axis: int, ndim: int) -> Node:
+    """0, 1, ..., n-1 (int64) along `axis` of an ndim-shaped node of size-1 axes elsewhere. Built
+    from constants (a cumulative sum of ones), so it needs no buffer and no device."""
+    ones = Node(Op.CONST, _INT64, (n,), (), 1)
+    counts = make(Op.CUMSUM, ones, arg=(0, True))                    # 0, 1, ..., n
+    first = make(Op.SHRINK, counts, arg=((0, n, 1),))
+    return make(Op.RESHAPE, first, arg=tuple(n if a == axis else 1 for a in range(ndim)))
+
+
+def _scatter_add(g: Node, index: Node, n: int, axis: int, index_ndim: int) -> Node:
+    """out[..., j, ...] = sum of g[..., i..., ...] over the index positions i where index == j,
+    with g's `index_ndim` axes from `axis` on running over the index. A compare with an iota
+    and a sum: O(len(index) * n) work, fused into one reduction kernel."""
+    before, after = g.shape[:axis], g.shape[axis + index_ndim:]
+    spread = before + index.shape + (n,) + after            # the new axis j sits after the index axes
+    j_axis = axis + index_ndim
+    g_spread = _expand_to(make(Op.RESHAPE, g, arg=before + index.shape + (1,) + after), spread)
+    index = make(Op.RESHAPE, index, arg=(1,) * len(before) + index.shape + (1,) * (1 + len(after)))
+    hit = make(Op.CMPEQ, _expand_to(index, spread), _expand_to(_iota(n, j_axis, len(spread)), spread))
+    summed = make(Op.SUM, _where(hit, g_spread, _c(0, g_spread)), arg=tuple(range(axis, j_axis)))
+    return make(Op.RESHAPE, summed, arg=before + (n,) + after)
+
+
+# ---- the rules: (gradient of the output, the output node) -> gradient of each source ----------
+# A rule returns None for a source that takes no gradient (a condition, an index, an integer).
+
+def _unary(derivative: Callable[[Node, Node], Node]) -> Rule:
+    """A rule from d(out)/d(x) given (x, out)."""
+    return lambda g, out: (_mul(g, derivative(out.src[0], out)),)
+
+
+def _d_abs(x: Node, out: Node) -> Node:
+    positive, negative = make(Op.CMPLT, _c(0, x), x), make(Op.CMPLT, x, _c(0, x))
+    return _where(positive, _c(1, x), _where(negative, _c(-1, x), _c(0, x)))
+
+
+def _d_inverse_sqrt(x: Node, sign: float, offset: float) -> Node:
+    """1 / sqrt(offset + sign * x^2), the shape of asin', acos', asinh', acosh' derivatives."""
+    return _div(_c(1, x), make(Op.SQRT, _add(_c(offset, x), _mul(_c(sign, x), _square(x)))))
+
+
+def _zero(g: Node, out: Node) -> Grads:
+    """Piecewise-constant ops (floor, round, ...): zero gradient, as in PyTorch."""
+    return tuple(_c(0, s) if s.dtype.is_float else None for s in out.src)
+
+
+def _cast(g: Node, out: Node) -> Grads:
+    x = out.src[0]
+    return (make(Op.CAST, g, arg=x.dtype) if x.dtype.is_float and out.dtype.is_float else None,)
+
+
+def _div_rule(g: Node, out: Node) -> Grads:
+    x, y = out.src
+    return _div(g, y), _neg(_div(_mul(g, out), y))
+
+
+def _mod(g: Node, out: Node) -> Grads:
+    x, y = out.src
+    return g, _neg(_mul(g, make(Op.FLOOR, _div(x, y))))
+
+
+def _pow(g: Node, out: Node) -> Grads:
+    # PyTorch's conventions: d/dx is 0 where the exponent is 0; d/dy is 0 where x == 0 and y >= 0
+    x, y = out.src
+    dx = _zero_where(make(Op.CMPEQ, y, _c(0, y)), _mul(g, _mul(y, make(Op.POW, x, _sub(y, _c(1, y))))))
+    zero_base = make(Op.AND, make(Op.CMPEQ, x, _c(0, x)), make(Op.CMPLE, _c(0, y), y))
+    dy = _zero_where(zero_base, _mul(g, _mul(out, make(Op.LOG, x))))
+    return dx, dy
+
+
+def _extremum(g: Node, out: Node) -> Grads:
+    # where the operands tie each gets half (PyTorch's maximum/minimum)
+    x, y = out.src
+    first, second = (x, y) if out.op is Op.MAX else (y, x)
+    wins_x, tie = make(Op.CMPLT, second, first), make(Op.CMPEQ, x, y)
+    wins_y = make(Op.CMPLT, first, second)
+    half = _mul(g, _c(0.5, g))
+    return (_where(wins_x, g, _where(tie, half, _c(0, g))), _where(wins_y, g, _where(tie, half, _c(0, g))))
+
+
+def _atan2(g: Node, out: Node) -> Grads:
+    y, x = out.src
+    r2 = _add(_square(x), _square(y))
+    return _div(_mul(g, x), r2), _neg(_div(_mul(g, y), r2))
+
+
+def _hypot(g: Node, out: Node) -> Grads:
+    a, b = out.src
+    return _mul(g, _div(a, out)), _mul(g, _div(b, out))
+
+
+def _copysign(g: Node, out: Node) -> Grads:
+    a, _ = out.src
+    ratio = _zero_where(make(Op.CMPEQ, a, _c(0, a)), _div(out, a))
+    return _mul(g, ratio), _c(0, a)
+
+
+def _where_rule(g: Node, out: Node) -> Grads:
+    cond = out.src[0]
+    return None, _where(cond, g, _c(0, g)), _where(cond, _c(0, g), g)
+
+
+def _sum(g: Node, out: Node) -> Grads:
+    return (_expand_to(g, out.src[0].shape),)
+
+
+def _prod(g: Node, out: Node) -> Grads:
+    # out / x where x != 0; where x is the only zero of its group, the product of the others
+    x = out.src[0]
+    is_zero = make(Op.CMPEQ, x, _c(0, x))
+    zeros = make(Op.SUM, make(Op.CAST, is_zero, arg=x.dtype), arg=out.arg)
+    others = make(Op.PROD, _where(is_zero, _c(1, x), x), arg=out.arg)
+    lone_zero = _where(make(Op.CMPEQ, zeros, _c(1, zeros)), others, _c(0, others))
+    ratio = _where(is_zero, _expand_to(lone_zero, x.shape), _div(_expand_to(out, x.shape), x))
+    return (_mul(_expand_to(g, x.shape), ratio),)
+
+
+def _reduce_extremum(g: Node, out: Node) -> Grads:
+    # shared evenly between the elements that reach the extremum (PyTorch's amax/amin)
+    x = out.src[0]
+    hit = make(Op.CMPEQ, x, _expand_to(out, x.shape))
+    count = make(Op.SUM, make(Op.CAST, hit, arg=x.dtype), arg=out.arg)
+    return (_where(hit, _expand_to(_div(g, count), x.shape), _c(0, x)),)
+
+
+def _permute(g: Node, out: Node) -> Grads:
+    inverse = tuple(sorted(range(len(out.arg)), key=lambda a: out.arg[a]))
+    return (make(Op.PERMUTE, g, arg=inverse),)
+
+
+def _shrink(g: Node, out: Node) -> Grads:
+    """Put each kept element back where it came from, zeros elsewhere: per axis, a negative step
+    is a flip; a step s > 1 spreads the elements s apart (pad a new axis to s, merge); then pad."""
+    x = out.src[0]
+    if x.size == 0 or g.size == 0:
+        return (_c(0, x),)
+    for axis, ((start, stop, step), n) in enumerate(zip(out.arg, x.shape)):
+        k = g.shape[axis]
+        if step < 0:  # x[start:stop:step] is flip(x)[n-1-start : : -step]
+            g = make(Op.FLIP, _spread_and_pad(g, axis, n - 1 - start, -step, k, n), arg=(axis,))
+        else:
+            g = _spread_and_pad(g, axis, start, step, k, n)
+    return (g,)
+
+
+def _spread_and_pad(g: Node, axis: int, start: int, step: int, k: int, n: int) -> Node:
+    if step > 1:
+        head, tail = g.shape[:axis], g.shape[axis + 1:]
+        g = make(Op.RESHAPE, g, arg=head + (k, 1) + tail)
+        g = make(Op.PAD, g, arg=tuple((0, step - 1) if a == axis + 1 else (0, 0) for a in range(len(g.shape))))
+        g = make(Op.RESHAPE, g, arg=head + (k * step,) + tail)
+        span = (k - 1) * step + 1
+        g = make(Op.SHRINK, g, arg=tuple((0, span, 1) if a == axis else (0, m, 1) for a, m in enumerate(g.shape)))
+    span = g.shape[axis]
+    return make(Op.PAD, g, arg=tuple((start, n - start - span) if a == axis else (0, 0) for a in range(len(g.shape))))
+
+
+def _pad(g: Node, out: Node) -> Grads:
+    x = out.src[0]
+    return (make(Op.SHRINK, g, arg=tuple((b, b + n, 1) for (b, _), n in zip(out.arg, x.shape))),)
+
+
+def _gather(g: Node, out: Node) -> Grads:
+    x, index = out.src
+    n = x.shape[out.arg]
+    if n == 0 or g.size == 0:
+        return _c(0, x), None
+    # the forward wraps negative indices once and clamps the rest; the scatter must agree
+    wrapped = _where(make(Op.CMPLT, index, _c(0, index)), _add(index, _c(n, index)), index)
+    clamped = make(Op.MIN, make(Op.MAX, wrapped, _c(0, index)), _c(n - 1, index))
+    return _scatter_add(g, make(Op.CAST, clamped, arg=_INT64), n, out.arg, len(index.shape)), None
+
+
+def _sort(g: Node, out: Node) -> Grads:
+    x = out.src[0]
+    axis = out.arg[0]
+    n = x.shape[axis]
+    if x.size == 0:
+        return (_c(0, x),)
+    order = make(Op.ARGSORT, x, arg=out.arg)   # out[..., i, ...] = x[..., order[i], ...]
+    return (_scatter_along(g, order, axis, n),)
+
+
+def _scatter_along(g: Node, index: Node, axis: int, n: int) -> Node:
+    """out[..., j, ...] = sum over i of g[..., i, ...] where index[..., i, ...] == j (index has
+    g's shape: the inverse of take_along_axis)."""
+    head, tail = g.shape[:axis + 1], g.shape[axis + 1:]
+    spread = head + (n,) + tail
+    lift = lambda node: _expand_to(make(Op.RESHAPE, node, arg=head + (1,) + tail), spread)  # noqa: E731
+    hit = make(Op.CMPEQ, lift(index), _expand_to(_iota(n, axis + 1, len(spread)), spread))
+    summed = make(Op.SUM, _where(hit, lift(g), _c(0, lift(g))), arg=(axis,))
+    return make(Op.RESHAPE, summed, arg=g.shape[:axis] + (n,) + tail)
+
+
+def _cumsum(g: Node, out: Node) -> Grads:
+    # out[i] = sum of x[:i+1] (or x[:i] with the initial 0): x[k] feeds every later out[i]
+    axis, include_initial = out.arg
+    if include_initial:
+        g = make(Op.SHRINK, g, arg=tuple((1, m, 1) if a == axis else (0, m, 1) for a, m in enumerate(g.shape)))
+    flipped = make(Op.FLIP, g, arg=(axis,))
+    return (make(Op.FLIP, make(Op.CUMSUM, flipped, arg=(axis, False)), arg=(axis,)),)
+
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+
+GRADIENT_RULES: dict[Op, Optional[Rule]] = {
+    # unary: d(out)/dx from (x, out)
+    Op.NEG: lambda g, out: (_neg(g),),
+    Op.ABS: _unary(_d_abs),
+    Op.SQRT: lambda g, out: (_div(g, _mul(_c(2, out), out)),),
+    Op.EXP: _unary(lambda x, out: out),
+    Op.LOG: lambda g, out: (_div(g, out.src[0]),),
+    Op.SIN: _unary(lambda x, out: make(Op.COS, x)),
+    Op.COS: _unary(lambda x, out: _neg(make(Op.SIN, x))),
+    Op.TANH: _unary(lambda x, out: _sub(_c(1, out), _square(out))),
+    Op.TAN: _unary(lambda x, out: _add(_c(1, out), _square(out))),
+    Op.ASIN: _unary(lambda x, out: _d_inverse_sqrt(x, -1, 1)),
+    Op.ACOS: _unary(lambda x, out: _neg(_d_inverse_sqrt(x, -1, 1))),
+    Op.ATAN: _unary(lambda x, out: _div(_c(1, x), _add(_c(1, x), _square(x)))),
+    Op.SINH: _unary(lambda x, out: make(Op.COSH, x)),
+    Op.COSH: _unary(lambda x, out: make(Op.SINH, x)),
+    Op.ASINH: _unary(lambda x, out: _d_inverse_sqrt(x, 1, 1)),
+    Op.ACOSH: _unary(lambda x, out: _d_inverse_sqrt(x, 1, -1)),
+    Op.ATANH: _unary(lambda x, out: _div(_c(1, x), _sub(_c(1, x), _square(x)))),
+    Op.EXPM1: _unary(lambda x, out: _add(out, _c(1, out))),
+    Op.LOG1P: lambda g, out: (_div(g, _add(out.src[0], _c(1, out))),),
+    Op.LOG2: lambda g, out: (_div(g, _mul(out.src[0], _c(LN2, out))),),
+    Op.LOG10: lambda g, out: (_div(g, _mul(out.src[0], _c(LN10, out))),),
+    Op.FLOOR: _zero, Op.CEIL: _zero, Op.TRUNC: _zero, Op.ROUND: _zero,
+    Op.CAST: _cast,
+    # binary
+    Op.ADD: lambda g, out: (g, g),
+    Op.SUB: lambda g, out: (g, _neg(g)),
+    Op.MUL: lambda g, out: (_mul(g, out.src[1]), _mul(g, out.src[0])),
+    Op.DIV: _div_rule,
+    Op.FLOORDIV: _zero,
+    Op.MOD: _mod,
+    Op.POW: _pow,
+    Op.MAX: _extremum, Op.MIN: _extremum,
+    Op.ATAN2: _atan2,
+    Op.HYPOT: _hypot,
+    Op.COPYSIGN: _copysign,
+    Op.WHERE: _where_rule,
+    # reductions
+    Op.SUM: _sum,
+    Op.PROD: _prod,
+    Op.REDUCE_MAX: _reduce_extremum, Op.REDUCE_MIN: _reduce_extremum,
+    # movement: the inverse movement (an expand's inverse is a sum)
+    Op.RESHAPE: lambda g, out: (make(Op.RESHAPE, g, arg=out.src[0].shape),),
+    Op.PERMUTE: _permute,
+    Op.EXPAND: lambda g, out: (_sum_to(g, out.src[0].shape),),
+    Op.SHRINK: _shrink,
+    Op.PAD: _pad,
+    Op.FLIP: lambda g, out: (make(Op.FLIP, g, arg=out.arg),),
+    Op.GATHER: _gather,
+    Op.SORT: _sort,
+    Op.CUMSUM: _cumsum,
+    # no gradient flows: bool or integer results, and the stop itself
+    **{op: None for op in (Op.NOT, Op.SIGNBIT, Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE, Op.AND, Op.OR,
+                           Op.XOR, Op.SHL, Op.SHR, Op.ARGSORT, Op.SEARCHSORTED, Op.DETACH)},
+}
+
+
+# ---- backward ----------------------------------------------------------------------------------
+
+def gradients(root: Node, seed: Node) -> dict[Node, Node]:
+    """d(root)/d(leaf) for every leaf node that `root` reaches, as graph nodes: the chain rule
+    applied in reverse topological order, summing where a node feeds several others."""
+    order = [n for n in toposort([root], expand=tracks) if tracks(n)]
+    pending: dict[Node, Node] = {root: seed}
+    result: dict[Node, Node] = {}
+    for node in reversed(order):
+        g = pending.pop(node, None)
+        if g is None:
+            continue
+        if node.op is Op.BUFFER:
+            if node in _REPLACED:
+                raise RuntimeError("a tensor this graph used was updated in place (an optimizer step?) after "
+                                   "the graph was built, so its gradient is lost; run the forward pass again "
+                                   "before backward()")
+            if node in _LEAVES:
+                result[node] = g
+            continue
+        rule = GRADIENT_RULES[node.op]
+        if rule is None:
+            continue
+        for src, gs in zip(node.src, rule(g, node)):
+            if gs is None or not tracks(src):
+                continue
+            assert gs.shape == src.shape and gs.dtype is src.dtype, (node.op, gs, src)
+            pending[src] = _add(pending[src], gs) if src in pending else gs
+    return result
+
+
+def backward(tensor: "Tensor", gradient: Optional["Tensor"], retain_graph: bool) -> None:
+    """tensor.backward(): accumulate d(tensor)/d(leaf) into every leaf's .grad, computed
+    together with the tensor itself in one realize."""
+    from .realize import realize
+    from .tensor import Tensor
+    if not tensor.requires_grad:
+        raise RuntimeError("backward(): this tensor does not require grad; create the inputs with "
+                           "requires_grad=True (or call .requires_grad_()) before computing it")
+    if not tracks(tensor.node):
+        raise RuntimeError("backward(): the graph of this tensor was freed by an earlier backward(); "
+                           "pass retain_graph=True to the first call to run backward twice")
+    if gradient is None:
+        if tensor.size != 1:
+            raise RuntimeError(f"backward() without a gradient works on a single value; this tensor has "
+                               f"shape {tensor.shape}: pass gradient= of that shape, or call .sum() first")
+        seed = const(1, tensor.dtype, tensor.shape)
+    else:
+        if not isinstance(gradient, Tensor):
+            from .creation import asarray
+            gradient = asarray(gradient, dtype=tensor.dtype, device=tensor.device)
+        if gradient.shape != tensor.shape:
+            raise RuntimeError(f"backward(): gradient has shape {gradient.shape}, the tensor {tensor.shape}")
+        seed = make(Op.CAST, gradient.node, arg=tensor.dtype) if gradient.dtype is not tensor.dtype else gradient.node
+    grads = gradients(tensor.node, seed)
+    leaves = [(_LEAVES[node], g) for node, g in grads.items() if node in _LEAVES]
+    with no_grad():
+        new = [Tensor(g if leaf.grad is None else _add(leaf.grad.node, g), leaf.device) for leaf, g in leaves]
+        realize(tensor, *new)
+    for (leaf, _), grad in zip(leaves, new):
+        leaf.grad = grad
+    if not retain_graph:
+        from .realize import realized_value
+        tensor.node = realized_value(tensor.node)   # frees the graph (and its saved values)
+
+
+def grad(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
+    """The gradient of a function with a single-value result, as a function (JAX's `grad`).
+
+    >>> df = lt.grad(lambda x: (x * x).sum())
+    >>> df(lt.asarray([1.0, 2.0])).tolist()
+    [2.0, 4.0]
+    """
+    from .tensor import Tensor, as_tensor
+
+    @functools.wraps(f)
+    def gradient_of_f(*args, **kwargs):
+        picked = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        inputs = list(args)
+        for i in picked:
+            value = as_tensor(args[i]) if not isinstance(args[i], Tensor) else args[i]
+            inputs[i] = value.detach().requires_grad_()
+        with enable_grad():
+            out = f(*inputs, **kwargs)
+        out.backward()
+        grads = tuple(inputs[i].grad for i in picked)
+        return grads[0] if isinstance(argnums, int) else grads
+    return gradient_of_f
+
