@@ -8,6 +8,7 @@
 import math
 
 from .backends.runtime import VERSION as __version__
+from .autograd import enable_grad, grad, is_grad_enabled, no_grad
 from .creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
                        manual_seed, ones, ones_like, rand, randn, zeros, zeros_like)
 from .devices import devices, stats, synchronize
@@ -26,6 +27,8 @@ from .realize import realize
 from .tensor import Tensor
 
 from . import linalg  # noqa: E402  (the Array API's linalg extension namespace)
+from . import nn, optim  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 bool = bool_  # numpy 2 spells it np.bool
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
@@ -33,11 +36,11 @@ newaxis = None
 unsqueeze = expand_dims  # noqa: F405  (the PyTorch name)
 
 __all__ = [
-    "__version__", "Tensor", "DType", "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
+    "__version__", "Tensor", "no_grad", "enable_grad", "is_grad_enabled", "grad", "DType", "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "uint16", "uint32", "uint64", "arange", "asarray",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "stats", "synchronize", "realize", "unsqueeze", "eye", "linspace", "from_dlpack",
-    "linalg", "e", "pi", "inf", "nan", "newaxis",
+    "linalg", "nn", "optim", "save", "load", "e", "pi", "inf", "nan", "newaxis",
     "take", "take_along_axis", "nonzero",
     *_functions, *_manipulation, *_info, *_sorting,
 ]

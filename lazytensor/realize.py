@@ -37,12 +37,28 @@ def realized_value(node: Node) -> Node:
     return _REALIZED.get(node, node)
 
 
+# Tensors to compute with the next realize on their device: side results of a step (a batch
+# norm's running statistics) that would otherwise hold the step's graph until someone reads them.
+_WITH_NEXT: "weakref.WeakSet[Tensor]" = weakref.WeakSet()
+
+
+def realize_with_next(*tensors: "Tensor") -> None:
+    """Compute these tensors along with whatever is realized next on their device (sharing its
+    work), instead of now."""
+    _WITH_NEXT.update(tensors)
+
+
 def realize(*tensors: "Tensor") -> None:
     """Compute several tensors together, so work they share runs once.
 
     >>> a = lt.arange(4) * 2
     >>> lt.realize(a, a + 1)
     """
+    if _WITH_NEXT:
+        devices = {t.device for t in tensors}
+        riders = [t for t in _WITH_NEXT if t.device in devices]
+        _WITH_NEXT.difference_update(riders)
+        tensors = tensors + tuple(riders)
     by_device: dict[str, list["Tensor"]] = {}
     for t in tensors:
         if t.node.op is not Op.BUFFER and t.node not in _REALIZED:

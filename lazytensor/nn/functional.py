@@ -1,0 +1,431 @@
+"""Neural-network functions, PyTorch's names and argument order (`lt.nn.functional`, usually
+imported as F). Each is a composition of tensor operations, so it is lazy, fuses with its
+neighbours and differentiates through the gradient rules of the ops it is made of."""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence, Union
+
+from ..creation import arange, rand
+from ..functions import log1p
+from ..tensor import Tensor, as_tensor, where
+
+IntPair = Union[int, Sequence[int]]
+
+
+def _pair(value: IntPair, name: str) -> tuple[int, int]:
+    pair = (value, value) if isinstance(value, int) else tuple(value)
+    if len(pair) != 2 or not all(isinstance(v, int) for v in pair):
+        raise ValueError(f"{name} must be an int or a pair of ints, got {value!r}")
+    return pair  # type: ignore[return-value]
+
+
+# ---- activations ----------------------------------------------------------------------------------
+
+def relu(x: Tensor) -> Tensor:
+    """max(x, 0); its gradient at 0 is 0 (as PyTorch's).
+
+    >>> F.relu(lt.asarray([-1.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+    return where(x > 0, x, 0).astype(x.dtype)
+
+
+def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """x where x > 0, else negative_slope * x.
+
+    >>> F.leaky_relu(lt.asarray([-1.0, 2.0]), 0.5).tolist()
+    [-0.5, 2.0]
+    """
+    return where(x > 0, x, x * negative_slope)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)), written as 0.5 tanh(x/2) + 0.5 so that it and its gradient never
+    overflow.
+
+    >>> F.sigmoid(lt.asarray([0.0])).tolist()
+    [0.5]
+    """
+    return (x * 0.5).tanh() * 0.5 + 0.5
+
+
+def tanh(x: Tensor) -> Tensor:
+    """Hyperbolic tangent.
+
+    >>> F.tanh(lt.asarray([0.0])).tolist()
+    [0.0]
+    """
+    return x.tanh()
+
+
+def silu(x: Tensor) -> Tensor:
+    """x * sigmoid(x).
+
+    >>> F.silu(lt.asarray([0.0])).tolist()
+    [0.0]
+    """
+    return x * sigmoid(x)
+
+
+def softplus(x: Tensor) -> Tensor:
+    """log(1 + exp(x)), computed without overflow.
+
+    >>> round(F.softplus(lt.asarray([0.0])).item(), 4)
+    0.6931
+    """
+    return where(x > 20, x, log1p(x.minimum(20).exp()))
+
+
+def _erf(x: Tensor) -> Tensor:
+    # Abramowitz & Stegun 7.1.26: |error| < 1.5e-7, enough for float32 activations
+    t = 1 / (1 + 0.3275911 * x.abs())
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    magnitude = 1 - poly * (-(x * x)).exp()
+    return where(x < 0, -magnitude, magnitude)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit: x * Phi(x); approximate='tanh' for the tanh form.
+
+    >>> round(F.gelu(lt.asarray([1.0])).item(), 4)
+    0.8413
+    """
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + inner.tanh())
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
+    return 0.5 * x * (1 + _erf(x * (1 / math.sqrt(2))))
+
+
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim`, computed from x - max(x) so it cannot overflow.
+
+    >>> F.softmax(lt.asarray([0.0, 0.0]), dim=0).tolist()
+    [0.5, 0.5]
+    """
+    shifted = x - x.max(axis=dim, keepdims=True).detach()
+    e = shifted.exp()
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """log(softmax(x)) along `dim`, without forming the softmax (stable for large |x|).
+
+    >>> [round(v, 4) for v in F.log_softmax(lt.asarray([0.0, 0.0]), dim=0).tolist()]
+    [-0.6931, -0.6931]
+    """
+    shifted = x - x.max(axis=dim, keepdims=True).detach()
+    return shifted - shifted.exp().sum(axis=dim, keepdims=True).log()
+
+
+# ---- layers ---------------------------------------------------------------------------------------
+
+def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    """x @ weight.T + bias (weight: (out_features, in_features)).
+
+    >>> F.linear(lt.ones((2, 3)), lt.ones((4, 3))).shape
+    (2, 4)
+    """
+    if x.shape[-1:] != weight.shape[-1:]:
+        raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1] if x.ndim else 0} features, "
+                         f"the weight {weight.shape} expects {weight.shape[-1]}")
+    out = x @ weight.T
+    return out + bias if bias is not None else out
+
+
+def _windows(x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]) -> Tensor:
+    """The sliding windows of the last len(kernel) axes as a view: (..., i1, i2) ->
+    (..., o1, o2, k1, k2), element [o, k] = x[o * stride + k * dilation]. No copy: the view is
+    built from repeat (expand + reshape), slices and permutes, so a kernel indexes x directly."""
+    n = len(kernel)
+    lead = x.ndim - n
+    for a in reversed(range(n)):   # windows of the last axis first; each pair (o, k) goes to the end
+        order = [d for d in range(x.ndim) if d != lead + a] + [lead + a]
+        x = _windows_last_axis(x.permute(*order), kernel[a], stride[a], dilation[a])
+    # now (..., o_n, k_n, ..., o_1, k_1): gather the o's, then the k's
+    outs = [lead + 2 * (n - 1 - a) for a in range(n)]
+    return x.permute(*range(lead), *outs, *[o + 1 for o in outs])
+
+
+def _windows_last_axis(x: Tensor, k: int, s: int, d: int) -> Tensor:
+    # Row r of x repeated (period ip) and cut into rows of length ip + d starts at x[r * d]:
+    # element (r, j) is x[(r*d + j) mod ip]. Taking j = o*s gives the window element x[o*s + r*d],
+    # which never wraps since (k-1)*d + (o-1)*s < i <= ip.
+    i = x.shape[-1]
+    o = (i - d * (k - 1) - 1) // s + 1
+    lead = x.shape[:-1]
+    ip = max(i, o * s)
+    if ip > i:
+        x = x.pad(((0, 0),) * len(lead) + ((0, ip - i),))
+    length = ip + d
+    repeats = -(-k * length // ip)
+    rows = x.reshape(lead + (1, ip)).broadcast_to(lead + (repeats, ip)).reshape(lead + (repeats * ip,))
+    rows = rows[..., :k * length].reshape(lead + (k, length))
+    picked = rows[..., :o * s].reshape(lead + (k, o, s))[..., 0]     # (..., k, o)
+    return picked.permute(*range(len(lead)), len(lead) + 1, len(lead))
+
+
+def _spatial_args(x: Tensor, what: str, kernel: tuple[int, int], stride: tuple[int, int],
+                  padding: tuple[int, int], dilation: tuple[int, int]) -> None:
+    if x.ndim != 4:
+        raise ValueError(f"{what}: expected a 4-D input (N, C, H, W), got shape {x.shape}")
+    if min(kernel) < 1 or min(stride) < 1 or min(dilation) < 1 or min(padding) < 0:
+        raise ValueError(f"{what}: kernel {kernel}, stride {stride} and dilation {dilation} must be >= 1 "
+                         f"and padding {padding} >= 0")
+    for size, k, p, d in zip(x.shape[2:], kernel, padding, dilation):
+        if size + 2 * p < d * (k - 1) + 1:
+            raise ValueError(f"{what}: the input {x.shape} padded by {padding} is smaller than the "
+                             f"kernel {kernel} with dilation {dilation}")
+
+
+def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: IntPair = 1,
+           padding: IntPair = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation, as in PyTorch): x (N, C_in, H, W), weight
+    (C_out, C_in / groups, kH, kW) -> (N, C_out, H_out, W_out). The windows are a view of x and
+    the sum over (C_in, kH, kW) is one matrix product per group.
+
+    >>> F.conv2d(lt.ones((1, 2, 5, 5)), lt.ones((4, 2, 3, 3)), padding=1).shape
+    (1, 4, 5, 5)
+    """
+    stride, padding, dilation = _pair(stride, "stride"), _pair(padding, "padding"), _pair(dilation, "dilation")
+    if weight.ndim != 4:
+        raise ValueError(f"conv2d: expected a 4-D weight (C_out, C_in/groups, kH, kW), got shape {weight.shape}")
+    c_out, c_group, kh, kw = weight.shape
+    _spatial_args(x, "conv2d", (kh, kw), stride, padding, dilation)
+    n, c_in = x.shape[:2]
+    if groups < 1 or c_in % groups or c_out % groups or c_in // groups != c_group:
+        raise ValueError(f"conv2d: input with {c_in} channels, weight {weight.shape} and groups={groups} do "
+                         f"not fit: need C_in = groups * weight.shape[1] and C_out divisible by groups")
+    if any(padding):
+        x = x.pad(((0, 0), (0, 0), (padding[0], padding[0]), (padding[1], padding[1])))
+    win = _windows(x, (kh, kw), stride, dilation)                     # (N, C_in, oh, ow, kh, kw)
+    oh, ow = win.shape[2:4]
+    cols = win.reshape(n, groups, c_group, oh, ow, kh, kw).permute(0, 1, 3, 4, 2, 5, 6)
+    cols = cols.reshape(n, groups, oh * ow, c_group * kh * kw)
+    w = weight.reshape(groups, c_out // groups, c_group * kh * kw).permute(0, 2, 1)
+    out = (cols @ w).permute(0, 1, 3, 2).reshape(n, c_out, oh, ow)
+    return out + bias.reshape(1, c_out, 1, 1) if bias is not None else out
+
+
+def _pool_args(kernel_size: IntPair, stride: Optional[IntPair], padding: IntPair, dilation: IntPair):
+    kernel = _pair(kernel_size, "kernel_size")
+    return kernel, _pair(stride if stride is not None else kernel, "stride"), _pair(padding, "padding"), \
+        _pair(dilation, "dilation")
+
+
+def max_pool2d(x: Tensor, kernel_size: IntPair, stride: Optional[IntPair] = None, padding: IntPair = 0,
+               dilation: IntPair = 1) -> Tensor:
+    """The maximum of each window (stride defaults to the kernel size; padding is -inf).
+
+    >>> F.max_pool2d(lt.arange(16.0).reshape(1, 1, 4, 4), 2).tolist()
+    [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, dilation)
+    _spatial_args(x, "max_pool2d", kernel, stride, padding, dilation)
+    if any(p * 2 > k for p, k in zip(padding, kernel)):
+        raise ValueError(f"max_pool2d: padding {padding} must be at most half the kernel {kernel}")
+    if any(padding):
+        x = x.pad(((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2), value=-math.inf)
+    return _windows(x, kernel, stride, dilation).max(axis=(-2, -1))
+
+
+def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: Optional[IntPair] = None, padding: IntPair = 0) -> Tensor:
+    """The mean of each window (padding counts as zeros, PyTorch's count_include_pad=True).
+
+    >>> F.avg_pool2d(lt.arange(16.0).reshape(1, 1, 4, 4), 2).tolist()
+    [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+    kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, 1)
+    _spatial_args(x, "avg_pool2d", kernel, stride, padding, dilation)
+    if any(padding):
+        x = x.pad(((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    return _windows(x, kernel, stride, dilation).mean(axis=(-2, -1))
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p); identity when not
+    training.
+
+    >>> F.dropout(lt.ones(3), 0.5, training=False).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0
+    keep = rand(*x.shape, device=x.device) >= p
+    return where(keep, x * (1 / (1 - p)), 0).astype(x.dtype)
+
+
+def embedding(indices: Any, weight: Tensor) -> Tensor:
+    """Rows of `weight` picked by integer `indices`: shape indices.shape + (embedding_dim,).
+
+    >>> F.embedding(lt.asarray([2, 0]), lt.eye(3)).tolist()
+    [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    """
+    from ..indexing import take
+    indices = as_tensor(indices, weight)
+    if not indices.dtype.is_integer:
+        raise TypeError(f"embedding: indices must be integers, not {indices.dtype.name}")
+    return take(weight, indices, axis=0)
+
+
+def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, eps: float = 1e-5) -> Tensor:
+    """Normalize over the last len(normalized_shape) axes to mean 0 and variance 1, then scale
+    and shift.
+
+    >>> F.layer_norm(lt.asarray([[1.0, 3.0]]), 2).tolist()
+    [[-0.9999950528144836, 0.9999950528144836]]
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if x.shape[x.ndim - len(shape):] != shape:
+        raise ValueError(f"layer_norm: normalized_shape {shape} does not match the end of the input shape {x.shape}")
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = x - mean
+    out = centered * ((centered * centered).mean(axis=axes, keepdims=True) + eps) ** -0.5
+    if weight is not None:
+        out = out * weight
+    return out + bias if bias is not None else out
+
+
+def batch_norm(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor],
+               weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each channel (axis 1) by the batch's statistics when training (updating the
+    running ones in place), by the running statistics otherwise.
+
+    >>> F.batch_norm(lt.asarray([[1.0], [3.0]]), None, None, training=True).tolist()
+    [[-0.9999950528144836], [0.9999950528144836]]
+    """
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of shape (N, C, ...), got {x.shape}")
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    if training:
+        count = x.size // max(x.shape[1], 1)
+        if count <= 1:
+            raise ValueError(f"batch_norm: training needs more than one value per channel, input shape {x.shape}")
+        mean = x.mean(axis=axes, keepdims=True)
+        centered = x - mean
+        var = (centered * centered).mean(axis=axes, keepdims=True)
+        if running_mean is not None and running_var is not None:
+            from ..autograd import no_grad
+            from ..realize import realize_with_next
+            with no_grad():
+                new_mean = running_mean * (1 - momentum) + mean.reshape(x.shape[1]) * momentum
+                new_var = running_var * (1 - momentum) + var.reshape(x.shape[1]) * (momentum * count / (count - 1))
+                running_mean._set_node(new_mean.astype(running_mean.dtype).node)
+                running_var._set_node(new_var.astype(running_var.dtype).node)
+            realize_with_next(running_mean, running_var)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: evaluation (training=False) needs running_mean and running_var")
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+        centered = x - mean
+    out = centered * (var + eps) ** -0.5
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    return out + bias.reshape(shape) if bias is not None else out
+
+
+# ---- losses ---------------------------------------------------------------------------------------
+
+def _reduce_loss(loss: Tensor, reduction: str, what: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{what}: reduction must be 'mean', 'sum' or 'none', not {reduction!r}")
+
+
+def one_hot(labels: Any, num_classes: int = -1) -> Tensor:
+    """int64 one-hot rows: shape labels.shape + (num_classes,).
+
+    >>> F.one_hot(lt.asarray([0, 2]), 3).tolist()
+    [[1, 0, 0], [0, 0, 1]]
+    """
+    labels = as_tensor(labels)
+    if not labels.dtype.is_integer:
+        raise TypeError(f"one_hot: labels must be integers, not {labels.dtype.name}")
+    if num_classes < 0:
+        num_classes = int(labels.max().item()) + 1 if labels.size else 0
+    classes = arange(num_classes, device=labels.device)
+    return (labels.reshape(labels.shape + (1,)) == classes).astype("int64")
+
+
+def nll_loss(log_probs: Tensor, target: Any, reduction: str = "mean", ignore_index: int = -100) -> Tensor:
+    """Negative log-likelihood of integer class targets: log_probs (N, C, ...) and target (N, ...).
+
+    >>> F.nll_loss(lt.asarray([[-1.0, -2.0]]), lt.asarray([1])).item()
+    2.0
+    """
+    target = as_tensor(target, log_probs)
+    if log_probs.ndim < 2 or target.shape != log_probs.shape[:1] + log_probs.shape[2:]:
+        raise ValueError(f"nll_loss: input of shape {log_probs.shape} needs a target of shape "
+                         f"{log_probs.shape[:1] + log_probs.shape[2:]}, got {target.shape}")
+    if not target.dtype.is_integer:
+        raise TypeError(f"nll_loss: the target must hold integer class indices, not {target.dtype.name}; "
+                        "for probabilities use a soft-label loss")
+    classes = arange(log_probs.shape[1], device=log_probs.device).reshape((-1,) + (1,) * (log_probs.ndim - 2))
+    picked = where(target.reshape(target.shape[:1] + (1,) + target.shape[1:]) == classes, log_probs, 0)
+    loss = -picked.sum(axis=1)
+    kept = target != ignore_index
+    loss = where(kept, loss, 0).astype(loss.dtype)
+    if reduction == "mean":
+        return loss.sum() / kept.sum().astype(loss.dtype)
+    return _reduce_loss(loss, reduction, "nll_loss")
+
+
+def cross_entropy(logits: Tensor, target: Any, reduction: str = "mean", ignore_index: int = -100,
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy of logits (N, C, ...) against integer class targets (N, ...).
+
+    >>> round(F.cross_entropy(lt.asarray([[0.0, 0.0]]), lt.asarray([1])).item(), 4)
+    0.6931
+    """
+    log_probs = log_softmax(logits, dim=1)
+    loss = nll_loss(log_probs, target, reduction, ignore_index)
+    if not label_smoothing:
+        return loss
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    target = as_tensor(target, logits)
+    kept = target != ignore_index
+    smooth = where(kept, -log_probs.mean(axis=1), 0).astype(log_probs.dtype)
+    if reduction == "mean":
+        smooth = smooth.sum() / kept.sum().astype(loss.dtype)
+    else:
+        smooth = _reduce_loss(smooth, reduction, "cross_entropy")
+    return loss * (1 - label_smoothing) + smooth * label_smoothing
+
+
+def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """Mean squared error (shapes broadcast).
+
+    >>> F.mse_loss(lt.asarray([1.0, 3.0]), lt.asarray([1.0, 1.0])).item()
+    2.0
+    """
+    diff = input - target
+    return _reduce_loss(diff * diff, reduction, "mse_loss")
+
+
+def l1_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """Mean absolute error (shapes broadcast).
+
+    >>> F.l1_loss(lt.asarray([1.0, 3.0]), lt.asarray([1.0, 1.0])).item()
+    1.0
+    """
+    return _reduce_loss((input - target).abs(), reduction, "l1_loss")
+
+
+__all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "silu", "softplus", "gelu", "softmax", "log_softmax", "linear",
+           "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm",
+           "one_hot", "nll_loss", "cross_entropy", "mse_loss", "l1_loss"]

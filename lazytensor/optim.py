@@ -1,0 +1,178 @@
+"""Optimizers (PyTorch's names and defaults). A step computes every new parameter and state value
+lazily, realizes them together (one batch of fused kernels per device), and puts the values in
+place: the parameters stay the same leaf tensors and no graph grows from step to step.
+
+Numbers that change between steps (the learning rate, Adam's bias corrections) enter the
+kernels as 0-d tensors, not constants, so the kernels of step 2 are the compiled ones of step 1.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional
+
+from .autograd import no_grad
+from .creation import asarray, zeros_like
+from .realize import realize
+from .tensor import Tensor
+
+
+class Optimizer:
+    """Base class: parameter groups (dicts with "params" and options) and per-parameter state."""
+
+    def __init__(self, params: Iterable[Any], defaults: dict):
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{type(self).__name__} got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        self.defaults = defaults
+        self.param_groups: list[dict] = []
+        for group in groups:
+            params = list(group["params"])
+            for p in params:
+                if not isinstance(p, Tensor) or not p.is_leaf or not p.requires_grad:
+                    raise TypeError(f"{type(self).__name__} optimizes leaf tensors that require grad "
+                                    f"(model.parameters()); got {type(p).__name__} with "
+                                    f"requires_grad={getattr(p, 'requires_grad', None)}")
+            self.param_groups.append({**defaults, **group, "params": params})
+        self.state: dict[Tensor, dict] = {}
+        self._scalars: dict[tuple, Tensor] = {}   # this step's 0-d tensors, shared by its parameters
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients (before the next backward, which would add to them)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.grad = None if set_to_none or p.grad is None else p.grad * 0
+
+    @no_grad()
+    def step(self, closure: Optional[Callable[[], Tensor]] = None) -> Optional[Tensor]:
+        """One update of every parameter that has a gradient."""
+        loss = None
+        if closure is not None:
+            from .autograd import enable_grad
+            with enable_grad():
+                loss = closure()
+        self._scalars.clear()
+        updates: list[tuple[Tensor, Tensor]] = []   # (where the value goes, the new value)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    updates.extend(self._update(p, p.grad, group, self.state.setdefault(p, {})))
+        realize(*[value for _, value in updates])
+        for target, value in updates:
+            target._set_node(value.node)
+        return loss
+
+    def _update(self, p: Tensor, g: Tensor, group: dict, state: dict) -> list[tuple[Tensor, Tensor]]:
+        raise NotImplementedError
+
+    def _scalar(self, value: float, like: Tensor) -> Tensor:
+        key = (value, like.dtype, like.device)
+        if key not in self._scalars:
+            self._scalars[key] = asarray(value, dtype=like.dtype, device=like.device)
+        return self._scalars[key]
+
+
+def _check(name: str, value: float, low: float = 0.0) -> None:
+    if not value >= low:
+        raise ValueError(f"invalid {name}: {value} (must be >= {low})")
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay.
+
+    >>> w = lt.ones(2, requires_grad=True)
+    >>> opt = lt.optim.SGD([w], lr=0.5)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> w.tolist()
+    [0.0, 0.0]
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, maximize: bool = False):
+        for name, value in (("lr", lr), ("momentum", momentum), ("weight_decay", weight_decay)):
+            _check(name, value)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum needs momentum > 0 and dampening = 0")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov, maximize=maximize))
+
+    def _update(self, p, g, group, state):
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g + p * group["weight_decay"]
+        changes = []
+        if group["momentum"]:
+            if "momentum_buffer" not in state:
+                buf = g
+                state["momentum_buffer"] = Tensor(g.node, g.device)
+            else:
+                buf = state["momentum_buffer"] * group["momentum"] + g * (1 - group["dampening"])
+            changes.append((state["momentum_buffer"], buf))
+            g = g + buf * group["momentum"] if group["nesterov"] else buf
+        return [(p, p - self._scalar(group["lr"], p) * g)] + changes
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba): per-parameter steps from running averages of the gradient and its
+    square, bias-corrected; weight_decay adds to the gradient (L2), as in PyTorch's Adam.
+
+    >>> w = lt.ones(2, requires_grad=True)
+    >>> opt = lt.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.9, 0.9]
+    """
+
+    decoupled = False
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0, maximize: bool = False):
+        _check("lr", lr)
+        _check("eps", eps)
+        _check("weight_decay", weight_decay)
+        if not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
+            raise ValueError(f"invalid betas {betas}: each must be in [0, 1)")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      maximize=maximize))
+
+    def _update(self, p, g, group, state):
+        beta1, beta2 = group["betas"]
+        lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
+        if group["maximize"]:
+            g = -g
+        if decay and not self.decoupled:
+            g = g + p * decay
+        state["step"] = state.get("step", 0) + 1
+        t = state["step"]
+        if "exp_avg" not in state:
+            state["exp_avg"], state["exp_avg_sq"] = zeros_like(p), zeros_like(p)
+        m = state["exp_avg"] * beta1 + g * (1 - beta1)
+        v = state["exp_avg_sq"] * beta2 + g * g * (1 - beta2)
+        # p -= lr / (1 - beta1^t) * m / (sqrt(v / (1 - beta2^t)) + eps)
+        step_size = self._scalar(lr / (1 - beta1 ** t), p)
+        inverse_correction = self._scalar(1 / (1 - beta2 ** t), p)
+        base = p * self._scalar(1 - lr * decay, p) if decay and self.decoupled else p
+        new_p = base - step_size * m / ((v * inverse_correction).sqrt() + eps)
+        return [(p, new_p), (state["exp_avg"], m), (state["exp_avg_sq"], v)]
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): parameters shrink by lr * weight_decay
+    each step, apart from the gradient's running averages. Default weight_decay 0.01.
+
+    >>> w = lt.ones(2, requires_grad=True)
+    >>> opt = lt.optim.AdamW([w], lr=0.1, weight_decay=0.0)
+    >>> (w * w).sum().backward(); opt.step()
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.9, 0.9]
+    """
+
+    decoupled = True
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, maximize: bool = False):
+        super().__init__(params, lr, betas, eps, weight_decay, maximize)
+
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]

@@ -1,0 +1,658 @@
+"""Reverse-mode autograd (lazytensor/autograd.py).
+
+- every op has a gradient rule (None where no gradient flows);
+- every differentiable op's rule agrees with central finite differences in float64, driven
+  through the public API, with broadcasting, size-1 axes, 0-d and zero-size tensors;
+- a representative set agrees with PyTorch (ties of max/min included), where torch is installed;
+- the semantics around backward(): accumulation, no_grad, detach, lt.grad, in-place updates, errors;
+- gradients on every available device.
+
+Every check differentiates loss = sum(f(x) * W) for fixed random weights W, so every element of
+f's output matters.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+import pytest
+
+import lazytensor as lt
+from lazytensor.autograd import GRADIENT_RULES
+from lazytensor.ir.graph import toposort
+from lazytensor.ir.ops import ELEMENTWISE, GRAPH_ONLY, INDEXING, MOVEMENT, OPAQUE, REDUCTION, Op
+
+# ---- helpers -------------------------------------------------------------------------------------
+
+
+def ops_in(tensor: lt.Tensor) -> set[Op]:
+    """The ops of the graph that computes `tensor`."""
+    return {node.op for node in toposort([tensor.node])}
+
+
+def fixed_weights(shape: tuple[int, ...], dtype: lt.DType) -> np.ndarray:
+    """The same random weights for the same output shape, every run."""
+    seed = 1 + sum(n * 31**i for i, n in enumerate(shape))
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype.np)
+
+
+def weighted_loss(out: lt.Tensor, weights: np.ndarray) -> lt.Tensor:
+    return (out * lt.asarray(weights, device=out.device)).sum()
+
+
+def loss_value(f: Callable, arrays: list[np.ndarray], weights: np.ndarray, device: str) -> float:
+    """sum(f(*arrays) * weights), f computed by lazytensor on tensors that need no grad."""
+    out = f(*[lt.asarray(a, device=device) for a in arrays])
+    return float(np.sum(out.numpy().astype(np.float64) * weights.astype(np.float64)))
+
+
+def numeric_gradient(f: Callable, arrays: list[np.ndarray], i: int, weights: np.ndarray, device: str,
+                     eps: float) -> np.ndarray:
+    """d loss / d arrays[i] by central differences, one element at a time."""
+    x = arrays[i]
+    grad = np.zeros(x.shape, np.float64)
+    for index in np.ndindex(x.shape):
+        plus, minus = x.copy(), x.copy()
+        plus[index] += eps
+        minus[index] -= eps
+        step = float(plus[index]) - float(minus[index])  # the step really taken (float32 rounds it)
+        up = loss_value(f, arrays[:i] + [plus] + arrays[i + 1:], weights, device)
+        down = loss_value(f, arrays[:i] + [minus] + arrays[i + 1:], weights, device)
+        grad[index] = (up - down) / step
+    return grad
+
+
+def check_gradient(f: Callable, *arrays: np.ndarray, op: Op | None = None, device: str = "cpu",
+                   eps: float = 1e-6, rtol: float = 1e-6, atol: float = 1e-7) -> list[np.ndarray]:
+    """backward() of sum(f(*tensors) * W) against central finite differences: each array becomes a
+    leaf that requires grad (keeping the array's dtype, float64 unless given otherwise); `op`, when
+    given, must appear in the graph f builds. Returns the gradients backward() computed."""
+    arrays = [np.array(a, dtype=np.float64) if np.asarray(a).dtype.kind != "f" else np.array(a) for a in arrays]
+    leaves = [lt.asarray(a, device=device, requires_grad=True) for a in arrays]
+    out = f(*leaves)
+    assert out.requires_grad, "f's result does not require grad"
+    if op is not None:
+        assert op in ops_in(out), f"{op} is not in the graph of f, so its rule is not tested here"
+    weights = fixed_weights(out.shape, out.dtype)
+    weighted_loss(out, weights).backward()
+    grads = []
+    for i, (array, leaf) in enumerate(zip(arrays, leaves)):
+        assert leaf.grad is not None, f"input {i} of shape {array.shape} got no gradient"
+        got = leaf.grad.numpy()
+        assert got.shape == array.shape, f"input {i}: gradient shape {got.shape} != input shape {array.shape}"
+        assert got.dtype == array.dtype, f"input {i}: gradient dtype {got.dtype} != input dtype {array.dtype}"
+        want = numeric_gradient(f, arrays, i, weights, device, eps)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"gradient of input {i}")
+        grads.append(got)
+    return grads
+
+
+def on(like: lt.Tensor, array, dtype=None) -> lt.Tensor:
+    """A constant (needing no grad) on the device of `like`."""
+    return lt.asarray(np.asarray(array), dtype=dtype, device=like.device)
+
+
+# ---- inputs: in each op's domain, away from its kinks ----------------------------------------------
+
+_rng = np.random.default_rng(20240601)
+
+
+def normal(*shape: int) -> np.ndarray:
+    return _rng.standard_normal(shape)
+
+
+def uniform(low: float, high: float, *shape: int) -> np.ndarray:
+    return _rng.uniform(low, high, shape)
+
+
+def away_from_zero(*shape: int, low: float = 0.3, high: float = 2.0) -> np.ndarray:
+    """|x| in [low, high], either sign: away from the kinks of abs, copysign, division."""
+    return _rng.choice([-1.0, 1.0], shape) * _rng.uniform(low, high, shape)
+
+
+def distinct(*shape: int) -> np.ndarray:
+    """Values at least 0.2 apart in random order: no ties for max, min, sort."""
+    n = math.prod(shape)
+    return ((_rng.permutation(n) + _rng.uniform(-0.3, 0.3, n)) * 0.5 - n / 4).reshape(shape)
+
+
+def between_integers(*shape: int) -> np.ndarray:
+    """k + f with f in [0.15, 0.35] or [0.65, 0.85]: away from the kinks of floor, ceil, trunc,
+    round (integers and halves)."""
+    fraction = _rng.uniform(0.15, 0.35, shape) + _rng.choice([0.0, 0.5], shape)
+    return _rng.integers(-3, 4, shape) + fraction
+
+
+def separated(x: np.ndarray, *shape: int) -> np.ndarray:
+    """Values at least 0.2 away from each of x's (broadcast): no ties for maximum, minimum."""
+    return x + away_from_zero(*shape, low=0.2, high=1.0)
+
+
+def with_zeros(x: np.ndarray, zeros_per_row: list[int]) -> np.ndarray:
+    """x (2-D) with the given number of zeros placed in each row."""
+    x = x.copy()
+    for row, k in enumerate(zeros_per_row):
+        x[row, _rng.choice(x.shape[1], k, replace=False)] = 0.0
+    return x
+
+
+# ---- the finite-difference cases: (op whose rule it checks, id, f, arrays, tolerances) -----------
+
+CASES: list = []
+
+
+def case(op: Op, name: str, f: Callable, *arrays: np.ndarray, **tolerances) -> None:
+    CASES.append(pytest.param(op, f, arrays, tolerances, id=f"{op.name.lower()}-{name}"))
+
+
+# unary elementwise
+case(Op.NEG, "operator", lambda x: -x, normal(3, 4))
+case(Op.ABS, "function", lt.abs, away_from_zero(3, 4))
+case(Op.ABS, "builtin-0d", lambda x: abs(x), away_from_zero())
+case(Op.SQRT, "method", lambda x: x.sqrt(), uniform(0.3, 3.0, 2, 3))
+case(Op.EXP, "method", lambda x: x.exp(), normal(2, 1, 3))
+case(Op.EXP, "0d", lt.exp, normal())
+case(Op.EXP, "zero-size", lt.exp, normal(0, 3))
+case(Op.LOG, "function", lt.log, uniform(0.3, 3.0, 4, 3))
+case(Op.SIN, "function", lt.sin, normal(3, 4))
+case(Op.COS, "method", lambda x: x.cos(), normal(3, 4))
+case(Op.TANH, "function", lt.tanh, normal(1, 5))
+case(Op.TAN, "function", lt.tan, uniform(-1.2, 1.2, 3, 4))
+case(Op.ASIN, "function", lt.asin, uniform(-0.9, 0.9, 3, 4))
+case(Op.ACOS, "function", lt.acos, uniform(-0.9, 0.9, 3, 4))
+case(Op.ATAN, "function", lt.atan, normal(3, 4))
+case(Op.SINH, "function", lt.sinh, normal(3, 4))
+case(Op.COSH, "function", lt.cosh, normal(3, 4))
+case(Op.ASINH, "function", lt.asinh, normal(3, 4))
+case(Op.ACOSH, "function", lt.acosh, uniform(1.2, 3.0, 3, 4))
+case(Op.ATANH, "function", lt.atanh, uniform(-0.9, 0.9, 3, 4))
+case(Op.EXPM1, "function", lt.expm1, normal(3, 4))
+case(Op.LOG1P, "function", lt.log1p, uniform(-0.7, 3.0, 3, 4))
+case(Op.LOG2, "function", lt.log2, uniform(0.3, 3.0, 3, 4))
+case(Op.LOG10, "function", lt.log10, uniform(0.3, 3.0, 3, 4))
+case(Op.FLOOR, "zero-gradient", lt.floor, between_integers(3, 4))
+case(Op.CEIL, "zero-gradient", lt.ceil, between_integers(3, 4))
+case(Op.TRUNC, "zero-gradient", lt.trunc, between_integers(3, 4))
+case(Op.ROUND, "zero-gradient", lt.round, between_integers(3, 4))
+# a float64 leaf through float32 and back: finite differences see float32 rounding, so a big step
+case(Op.CAST, "float64-to-float32", lambda x: x.astype(lt.float32) * 2, normal(3, 4), eps=1e-2, rtol=1e-4, atol=1e-5)
+case(Op.CAST, "float32-to-float64", lambda x: x.astype(lt.float64).exp(), normal(3, 4).astype(np.float32),
+     eps=1e-3, rtol=1e-4, atol=1e-5)
+case(Op.CAST, "float32-promoted-by-float64", lambda a, b: a * b, normal(3, 1).astype(np.float32), normal(4),
+     eps=1e-3, rtol=1e-4, atol=1e-5)
+case(Op.CAST, "float-to-int-takes-none", lambda x: x * x.astype(lt.int64), between_integers(3, 4))
+
+# binary elementwise, with broadcasting, scalars on either side and 0-d operands
+case(Op.ADD, "broadcast", lambda a, b: a + b, normal(3, 1, 4), normal(5, 1))
+case(Op.ADD, "0d-and-vector", lt.add, normal(), normal(3))
+case(Op.ADD, "zero-size-broadcast", lambda a, b: a + b, normal(0, 1), normal(1, 3))
+case(Op.SUB, "broadcast", lambda a, b: a - b, normal(3, 1, 4), normal(5, 1))
+case(Op.SUB, "scalar-left", lambda x: 1.5 - x, normal(2, 3))
+case(Op.MUL, "broadcast", lambda a, b: a * b, normal(2, 3), normal(3))
+case(Op.MUL, "0d", lambda a, b: a * b, normal(), normal())
+case(Op.DIV, "broadcast", lambda a, b: a / b, normal(4, 1), away_from_zero(1, 3))
+case(Op.DIV, "scalar-left", lambda x: 2.0 / x, away_from_zero(2, 3))
+case(Op.DIV, "reciprocal", lt.reciprocal, away_from_zero(5))
+
+
+def quotients(shape_x, shape_y):
+    """(x, y) with x / y at least 0.15 from an integer: away from the jumps of // and %."""
+    y = away_from_zero(*shape_y, low=0.5)
+    return between_integers(*np.broadcast_shapes(shape_x, shape_y)) * y, y
+
+
+case(Op.FLOORDIV, "zero-gradient", lambda a, b: a // b, *quotients((3, 4), (3, 4)))
+case(Op.MOD, "broadcast", lambda a, b: a % b, *quotients((3, 4), (4,)))
+case(Op.MOD, "scalar-divisor", lambda x: lt.remainder(x, 2.5), between_integers(3, 4) * 2.5)
+case(Op.POW, "tensor-exponent", lambda a, b: a ** b, uniform(0.5, 2.0, 3, 1), normal(1, 4))
+case(Op.POW, "cube-negative-base", lambda x: x ** 3, normal(3, 4))
+case(Op.POW, "square-with-zero-base", lambda x: x ** 2, np.array([0.0, -1.5, 2.0]))
+case(Op.POW, "sqrt", lambda x: x ** 0.5, uniform(0.3, 3.0, 3, 4))
+case(Op.POW, "negative-exponent", lambda x: lt.pow(x, -2), away_from_zero(3, 4))
+case(Op.POW, "zero-exponent", lambda x: x ** 0, normal(3, 4))
+case(Op.POW, "scalar-base", lambda x: 2.0 ** x, normal(3, 4))
+case(Op.POW, "zero-base-tensor-exponent", lambda y: on(y, [0.0, 0.0, 1.5]) ** y, uniform(1.5, 3.0, 3))
+_x = normal(3, 1, 4)
+case(Op.MAX, "broadcast", lt.maximum, _x, separated(_x, 5, 1, 4)[:, :1] * 0 + separated(_x, 3, 1, 4))
+case(Op.MAX, "scalar", lambda x: x.maximum(0.1), away_from_zero(3, 4) + 0.1)
+case(Op.MIN, "broadcast", lt.minimum, _x, separated(_x, 3, 1, 4))
+case(Op.MIN, "scalar", lambda x: lt.minimum(x, -0.2), away_from_zero(3, 4) - 0.2)
+case(Op.ATAN2, "broadcast", lt.atan2, away_from_zero(3, 1), normal(1, 4))
+case(Op.HYPOT, "broadcast", lt.hypot, normal(3, 1), away_from_zero(1, 4))
+case(Op.COPYSIGN, "broadcast", lt.copysign, away_from_zero(3, 4), away_from_zero(4))
+case(Op.WHERE, "broadcast", lambda a, b: lt.where(on(a, _rng.random((3, 5, 4)) < 0.5), a, b),
+     normal(3, 1, 4), normal(5, 1))
+case(Op.WHERE, "condition-from-x", lambda x, y: lt.where(x > 0, x * 2, y), away_from_zero(3, 4), normal(3, 4))
+case(Op.WHERE, "scalar-branch", lambda x: lt.where(on(x, [True, False, True]), x, 0.5), normal(2, 3))
+
+# reductions
+case(Op.SUM, "all", lambda x: x.sum(), normal(3, 4))
+case(Op.SUM, "axis", lambda x: x.sum(axis=1), normal(3, 4))
+case(Op.SUM, "axes-keepdims", lambda x: lt.sum(x, axis=(0, 2), keepdims=True), normal(2, 3, 4))
+case(Op.SUM, "negative-axis", lambda x: x.sum(axis=-1), normal(2, 1, 3))
+case(Op.SUM, "0d", lambda x: x.sum(), normal())
+case(Op.SUM, "empty-axis", lambda x: x.sum(axis=1), normal(2, 0))
+case(Op.SUM, "all-of-zero-size", lambda x: x.sum(), normal(0, 3))
+case(Op.PROD, "axis", lambda x: x.prod(axis=1), uniform(0.5, 1.5, 3, 4))
+case(Op.PROD, "all", lt.prod, normal(2, 3))
+case(Op.PROD, "one-zero-in-a-row", lambda x: x.prod(axis=1), with_zeros(normal(3, 4), [1, 0, 1]))
+case(Op.PROD, "two-zeros-in-a-row", lambda x: x.prod(axis=1), with_zeros(normal(3, 4), [2, 1, 0]))
+case(Op.PROD, "zeros-keepdims", lambda x: x.prod(axis=0, keepdims=True), with_zeros(normal(4, 3), [1, 1, 0, 0]))
+case(Op.PROD, "empty-axis", lambda x: x.prod(axis=1), normal(2, 0))
+case(Op.REDUCE_MAX, "axis", lambda x: x.max(axis=1), distinct(3, 4))
+case(Op.REDUCE_MAX, "all", lt.max, distinct(2, 3, 2))
+case(Op.REDUCE_MAX, "keepdims", lambda x: x.max(axis=0, keepdims=True), distinct(3, 4))
+case(Op.REDUCE_MIN, "axis", lambda x: lt.min(x, axis=-1), distinct(3, 4))
+case(Op.REDUCE_MIN, "all", lambda x: x.min(), distinct(4, 3))
+
+# movement
+case(Op.RESHAPE, "method", lambda x: x.reshape(4, 3) * on(x, normal(4, 1)), normal(2, 6))
+case(Op.RESHAPE, "flatten-squeeze-expand-dims", lambda x: lt.expand_dims(x.squeeze(), 0).flatten(), normal(3, 1, 2))
+case(Op.PERMUTE, "transpose", lambda x: x.transpose(), normal(3, 4))
+case(Op.PERMUTE, "permute", lambda x: x.permute(2, 0, 1), normal(2, 3, 4))
+case(Op.PERMUTE, "mT-then-broadcast", lambda x: x.mT * on(x, normal(3, 1)), normal(2, 4, 3))
+case(Op.PERMUTE, "moveaxis", lambda x: lt.moveaxis(x, 0, -1), normal(2, 3, 4))
+case(Op.EXPAND, "broadcast_to", lambda x: lt.broadcast_to(x, (2, 3, 4)), normal(3, 1))
+case(Op.EXPAND, "expand", lambda x: x.expand(5, -1, 2), normal(3, 1))
+case(Op.SHRINK, "negative-and-big-steps", lambda x: x[::-2, 1:4:3], normal(5, 6))
+case(Op.SHRINK, "inner-slices", lambda x: x[1:-1, ::3], normal(4, 7))
+case(Op.SHRINK, "integer-index", lambda x: x[-1], normal(3, 4))
+case(Op.SHRINK, "reverse-ellipsis", lambda x: x[..., ::-1], normal(2, 3, 4))
+case(Op.SHRINK, "backward-steps", lambda x: x[3:0:-2, 4:0:-3], normal(5, 6))
+case(Op.SHRINK, "step-past-the-end", lambda x: x[1::4], normal(7, 2))
+case(Op.SHRINK, "empty-slice", lambda x: x[1:1], normal(3, 4))
+case(Op.PAD, "method", lambda x: x.pad(((1, 2), (0, 3))), normal(2, 3))
+case(Op.PAD, "function", lambda x: lt.pad(x, 1), normal(3))
+case(Op.PAD, "with-value", lambda x: x.pad(1, value=2.5), normal(2, 2))
+case(Op.FLIP, "one-axis", lambda x: lt.flip(x, axis=0), normal(3, 4))
+case(Op.FLIP, "all-axes", lambda x: x.flip(), normal(2, 3, 2))
+case(Op.FLIP, "two-axes", lambda x: lt.flip(x, axis=(0, 2)), normal(2, 3, 2))
+
+# data-dependent indexing, sorting, cumulative sums
+case(Op.GATHER, "take-flat-negative-repeated", lambda x: lt.take(x, on(x, [0, -1, 5, 0, 0, -12])), normal(3, 4))
+case(Op.GATHER, "take-axis-2d-index", lambda x: lt.take(x, on(x, [[1, -1], [1, 1]]), axis=1), normal(3, 4))
+case(Op.GATHER, "take-out-of-range-clamps", lambda x: lt.take(x, on(x, [7, -9, 2]), axis=0), normal(4, 2))
+case(Op.GATHER, "take-empty-index", lambda x: lt.take(x, on(x, np.zeros(0, np.int64)), axis=0), normal(4, 2))
+case(Op.GATHER, "take_along_axis-last", lambda x: lt.take_along_axis(x, on(x, [[0, -1, 0], [2, 2, 1], [3, 0, 0]]), -1),
+     normal(3, 4))
+case(Op.GATHER, "take_along_axis-first-broadcast", lambda x: lt.take_along_axis(x, on(x, [[2, 0, -1]]), 0),
+     normal(3, 3))
+case(Op.GATHER, "integer-array-index", lambda x: x[on(x, [2, 0, 2, -1])], normal(3, 2))
+case(Op.GATHER, "boolean-mask", lambda x: x[:, on(x, [True, False, True, True])], normal(2, 4))
+case(Op.SORT, "last-axis", lt.sort, distinct(3, 4))
+case(Op.SORT, "first-axis-descending", lambda x: lt.sort(x, axis=0, descending=True), distinct(4, 3))
+case(Op.SORT, "1d", lt.sort, distinct(6))
+case(Op.CUMSUM, "1d", lt.cumulative_sum, normal(5))
+case(Op.CUMSUM, "axis-0", lambda x: lt.cumulative_sum(x, axis=0), normal(3, 4))
+case(Op.CUMSUM, "include-initial", lambda x: lt.cumulative_sum(x, axis=1, include_initial=True), normal(3, 4))
+
+# composite functions, built from the ops above
+case(Op.SUM, "matmul-2d", lambda a, b: a @ b, normal(3, 4), normal(4, 2))
+case(Op.SUM, "matmul-vector-matrix", lt.matmul, normal(4), normal(4, 2))
+case(Op.SUM, "matmul-matrix-vector", lt.matmul, normal(3, 4), normal(4))
+case(Op.SUM, "matmul-vector-vector", lt.matmul, normal(4), normal(4))
+case(Op.SUM, "matmul-batched-broadcast", lambda a, b: a @ b, normal(2, 1, 3, 4), normal(3, 4, 2))
+case(Op.SUM, "matmul-empty-inner", lambda a, b: a @ b, normal(2, 0), normal(0, 3))
+case(Op.SUM, "mean", lambda x: x.mean(axis=0), normal(3, 4))
+case(Op.SUM, "var-corrected", lambda x: lt.var(x, axis=1, correction=1), normal(3, 4))
+case(Op.SQRT, "std", lambda x: x.std(axis=(0, 2)), normal(2, 3, 4))
+case(Op.LOG1P, "logaddexp", lt.logaddexp, normal(3, 1), normal(4) + 0.05)
+case(Op.MAX, "clip-scalars", lambda x: lt.clip(x, -0.5, 0.5), distinct(4, 5) * 0.5 + 0.11)
+case(Op.MIN, "clip-tensors", lambda x, lo, hi: lt.clip(x, lo, hi), distinct(3, 4), uniform(-1.3, -1.1, 4), uniform(1.1, 1.3, 3, 1))
+case(Op.MUL, "square", lt.square, normal(3, 4))
+case(Op.WHERE, "sign-zero-gradient", lambda x: lt.sign(x) * 3, away_from_zero(3, 4))
+case(Op.PAD, "concatenate", lambda a, b: lt.concatenate([a, b, a], axis=1), normal(2, 3), normal(2, 1))
+case(Op.RESHAPE, "stack", lambda a, b: lt.stack([a, b], axis=1), normal(2, 3), normal(2, 3))
+case(Op.SHRINK, "roll", lambda x: lt.roll(x, 2, axis=1), normal(3, 4))
+case(Op.EXPAND, "tile", lambda x: lt.tile(x, (2, 3)), normal(2, 2))
+case(Op.EXPAND, "repeat", lambda x: lt.repeat(x, 3, axis=0), normal(2, 2))
+case(Op.WHERE, "tril", lambda x: lt.tril(x, 1), normal(4, 4))
+case(Op.SUB, "diff", lambda x: lt.diff(x, axis=0, n=2), normal(5, 3))
+case(Op.SUM, "tensordot", lambda a, b: lt.tensordot(a, b, axes=([1, 2], [0, 1])), normal(2, 3, 4), normal(3, 4, 2))
+case(Op.SUM, "vecdot", lambda a, b: lt.vecdot(a, b), normal(3, 4), normal(4))
+
+
+def test_every_op_has_a_gradient_rule():
+    ops = ELEMENTWISE | MOVEMENT | REDUCTION | INDEXING | OPAQUE | GRAPH_ONLY
+    missing = sorted(op.name for op in ops if op not in GRADIENT_RULES)
+    assert not missing, f"ops without an entry in GRADIENT_RULES (use None where no gradient flows): {missing}"
+
+
+def test_every_differentiable_op_has_a_finite_difference_case():
+    differentiable = {op for op, rule in GRADIENT_RULES.items() if rule is not None}
+    checked = {param.values[0] for param in CASES}
+    missing = sorted(op.name for op in differentiable - checked)
+    assert not missing, f"differentiable ops with no finite-difference case in this file: {missing}"
+
+
+@pytest.mark.parametrize("op, f, arrays, tolerances", CASES)
+def test_gradient_matches_finite_differences(op, f, arrays, tolerances):
+    check_gradient(f, *arrays, op=op, **tolerances)
+
+
+# ---- piecewise-constant ops: zero gradient, not no gradient --------------------------------------
+
+@pytest.mark.parametrize("f", [lt.floor, lt.ceil, lt.trunc, lt.round, lambda x: x // 0.7, lt.sign],
+                         ids=["floor", "ceil", "trunc", "round", "floor_divide", "sign"])
+def test_piecewise_constant_ops_give_zero_gradient(f):
+    x = lt.asarray(between_integers(3, 4), requires_grad=True)
+    (f(x) * 2).sum().backward()
+    assert x.grad is not None, "the leaf gets a gradient (of zeros), as in PyTorch"
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 4)))
+
+
+# ---- against PyTorch -----------------------------------------------------------------------------
+
+def _ties(shape) -> np.ndarray:
+    """Small integers as floats: many exact ties."""
+    return _rng.integers(-2, 3, shape).astype(np.float64)
+
+
+TORCH_CASES = [
+    # id, lazytensor f, torch f (given the torch module first), inputs
+    ("exp", lt.exp, lambda t, x: t.exp(x), [normal(3, 4)]),
+    ("log", lt.log, lambda t, x: t.log(x), [uniform(0.3, 3, 3, 4)]),
+    ("sqrt", lt.sqrt, lambda t, x: t.sqrt(x), [uniform(0.3, 3, 3, 4)]),
+    ("tanh", lt.tanh, lambda t, x: t.tanh(x), [normal(3, 4)]),
+    ("abs-with-zero", lt.abs, lambda t, x: t.abs(x), [np.array([-1.0, 0.0, 2.0])]),
+    ("atanh", lt.atanh, lambda t, x: t.atanh(x), [uniform(-0.9, 0.9, 5)]),
+    ("log1p", lt.log1p, lambda t, x: t.log1p(x), [uniform(-0.5, 2, 5)]),
+    ("floor", lt.floor, lambda t, x: t.floor(x), [between_integers(5)]),
+    ("round", lt.round, lambda t, x: t.round(x), [between_integers(5)]),
+    ("add-broadcast", lt.add, lambda t, a, b: a + b, [normal(3, 1, 4), normal(5, 1)]),
+    ("mul-broadcast", lt.multiply, lambda t, a, b: a * b, [normal(2, 3), normal(3)]),
+    ("div", lt.divide, lambda t, a, b: a / b, [normal(2, 3), away_from_zero(2, 3)]),
+    ("pow-tensor", lt.pow, lambda t, a, b: a ** b, [uniform(0.5, 2, 3, 4), normal(3, 4)]),
+    ("pow-zero-base", lt.pow, lambda t, a, b: a ** b, [np.array([0.0, 0.0, 0.0, 2.0]), np.array([0.0, 1.0, 2.5, 0.0])]),
+    ("pow-scalar", lambda x: x ** 3, lambda t, x: x ** 3, [normal(3, 4)]),
+    ("remainder", lt.remainder, lambda t, a, b: t.remainder(a, b), list(quotients((3, 4), (3, 4)))),
+    ("atan2", lt.atan2, lambda t, a, b: t.atan2(a, b), [normal(3, 4), normal(3, 4)]),
+    ("hypot", lt.hypot, lambda t, a, b: t.hypot(a, b), [normal(3, 4), normal(3, 4)]),
+    ("copysign", lt.copysign, lambda t, a, b: t.copysign(a, b), [away_from_zero(3, 4), away_from_zero(3, 4)]),
+    ("maximum-ties", lt.maximum, lambda t, a, b: t.maximum(a, b), [_ties((4, 5)), _ties((4, 5))]),
+    ("minimum-ties", lt.minimum, lambda t, a, b: t.minimum(a, b), [_ties((4, 5)), _ties((5,))]),
+    ("where", lambda a, b: lt.where(a > b, a, b), lambda t, a, b: t.where(a > b, a, b), [normal(3, 4), normal(4)]),
+    ("logaddexp", lt.logaddexp, lambda t, a, b: t.logaddexp(a, b), [normal(3, 4), normal(3, 4)]),
+    ("sum-axes", lambda x: x.sum(axis=(0, 2)), lambda t, x: x.sum(dim=(0, 2)), [normal(2, 3, 4)]),
+    ("mean", lambda x: x.mean(axis=1), lambda t, x: x.mean(dim=1), [normal(3, 4)]),
+    ("var-corrected", lambda x: x.var(axis=0, correction=1), lambda t, x: x.var(dim=0, correction=1), [normal(4, 3)]),
+    ("std", lambda x: x.std(), lambda t, x: x.std(correction=0), [normal(3, 4)]),
+    ("prod-zeros", lambda x: x.prod(axis=1), lambda t, x: x.prod(dim=1), [with_zeros(normal(4, 4), [0, 1, 2, 3])]),
+    ("max-axis-ties", lambda x: x.max(axis=1), lambda t, x: t.amax(x, dim=1), [_ties((4, 6))]),
+    ("min-axis-ties", lambda x: x.min(axis=0, keepdims=True), lambda t, x: t.amin(x, dim=0, keepdim=True), [_ties((6, 3))]),
+    ("max-all-ties", lambda x: x.max(), lambda t, x: t.amax(x), [np.array([[1.0, 3.0, 3.0], [3.0, 0.0, 2.0]])]),
+    ("permute", lambda x: x.permute(2, 0, 1), lambda t, x: x.permute(2, 0, 1), [normal(2, 3, 4)]),
+    ("reshape", lambda x: x.reshape(6, 2), lambda t, x: x.reshape(6, 2), [normal(3, 4)]),
+    ("expand", lambda x: x.expand(2, 3, 4), lambda t, x: x.expand(2, 3, 4), [normal(3, 1)]),
+    ("slice-steps", lambda x: x[1::2, ::3], lambda t, x: x[1::2, ::3], [normal(5, 7)]),
+    ("flip", lambda x: lt.flip(x, axis=1), lambda t, x: t.flip(x, dims=(1,)), [normal(3, 4)]),
+    ("pad", lambda x: x.pad(((1, 0), (2, 1))), lambda t, x: t.nn.functional.pad(x, (2, 1, 1, 0)), [normal(2, 3)]),
+    ("take-flat", lambda x: lt.take(x, on(x, [0, -1, 3, 0])), lambda t, x: x.flatten()[[0, -1, 3, 0]], [normal(2, 3)]),
+    ("take_along_axis", lambda x: lt.take_along_axis(x, on(x, [[0, 2], [1, 1]]), 1),
+     lambda t, x: t.take_along_dim(x, t.tensor([[0, 2], [1, 1]]), 1), [normal(2, 3)]),
+    ("sort", lambda x: lt.sort(x, axis=0), lambda t, x: t.sort(x, dim=0).values, [distinct(4, 3)]),
+    ("cumsum", lambda x: lt.cumulative_sum(x, axis=1), lambda t, x: t.cumsum(x, dim=1), [normal(3, 4)]),
+    ("matmul-2d", lt.matmul, lambda t, a, b: a @ b, [normal(3, 4), normal(4, 5)]),
+    ("matmul-vectors", lt.matmul, lambda t, a, b: a @ b, [normal(4), normal(4)]),
+    ("matmul-batched-broadcast", lt.matmul, lambda t, a, b: a @ b, [normal(2, 1, 3, 4), normal(5, 4, 2)]),
+]
+
+
+@pytest.mark.parametrize("lt_f, torch_f, arrays", [pytest.param(*c[1:], id=c[0]) for c in TORCH_CASES])
+def test_gradient_matches_torch(lt_f, torch_f, arrays):
+    torch = pytest.importorskip("torch")
+    leaves = [lt.asarray(a, requires_grad=True) for a in arrays]
+    out = lt_f(*leaves)
+    weights = fixed_weights(out.shape, out.dtype)
+    weighted_loss(out, weights).backward()
+
+    torch_leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
+    torch_out = torch_f(torch, *torch_leaves)
+    assert tuple(torch_out.shape) == out.shape
+    (torch_out * torch.tensor(weights)).sum().backward()
+    for i, (leaf, torch_leaf) in enumerate(zip(leaves, torch_leaves)):
+        want = torch_leaf.grad.numpy() if torch_leaf.grad is not None else np.zeros(arrays[i].shape)
+        assert leaf.grad is not None, f"input {i} got no gradient"
+        np.testing.assert_allclose(leaf.grad.numpy(), want, rtol=1e-10, atol=1e-12, err_msg=f"input {i}")
+
+
+# ---- semantics -----------------------------------------------------------------------------------
+
+def test_gradients_accumulate_until_reset():
+    a = normal(3)
+    x = lt.asarray(a, requires_grad=True)
+    loss = (x * x).sum()
+    loss.backward(retain_graph=True)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * a)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 4 * a)
+    x.grad = None
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 3.0))
+
+
+def test_no_grad_results_carry_no_gradient_later():
+    a = normal(4)
+    x = lt.asarray(a, requires_grad=True)
+    with lt.no_grad():
+        y = x * 2
+        assert not lt.is_grad_enabled()
+    assert lt.is_grad_enabled()
+    assert not y.requires_grad and y.is_leaf
+    loss = (y * x).sum()          # outside no_grad: only the direct path to x counts
+    assert loss.requires_grad
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * a)
+
+
+def test_no_grad_as_decorator_and_enable_grad_inside():
+    x = lt.asarray(normal(3), requires_grad=True)
+
+    @lt.no_grad()
+    def evaluate(t):
+        with lt.enable_grad():
+            inner = t * 2
+        return t * 2, inner
+
+    outer, inner = evaluate(x)
+    assert not outer.requires_grad
+    assert inner.requires_grad
+
+
+def test_detach_stops_the_gradient():
+    a = normal(4)
+    x = lt.asarray(a, requires_grad=True)
+    d = x.detach()
+    assert not d.requires_grad and d.is_leaf
+    np.testing.assert_array_equal(d.numpy(), a)
+    (x * x.detach() + (x * 3).detach()).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), a)
+
+
+def test_grad_function():
+    a, b = normal(3), normal(3)
+    df = lt.grad(lambda x: (x * x).sum())
+    np.testing.assert_allclose(df(lt.asarray(a)).numpy(), 2 * a)
+    dfs = lt.grad(lambda x, y: (x * y).sum(), argnums=(0, 1))
+    dx, dy = dfs(lt.asarray(a), lt.asarray(b))
+    np.testing.assert_allclose(dx.numpy(), b)
+    np.testing.assert_allclose(dy.numpy(), a)
+    x = lt.asarray(a, requires_grad=True)
+    lt.grad(lambda t: (t * 5).sum())(x)
+    assert x.grad is None, "lt.grad differentiates a detached copy, leaving the caller's .grad alone"
+
+
+def test_a_tensor_used_twice_sums_both_paths():
+    a = uniform(0.5, 1.5, 3, 2)
+    check_gradient(lambda x: x * x + lt.sin(x), a)
+    check_gradient(lambda x: (lambda y: y * y + y.T.sum(axis=0))(x.exp()), a)
+
+
+def test_realized_intermediate_keeps_its_graph():
+    a = normal(3)
+    x = lt.asarray(a, requires_grad=True)
+    y = (x * 2).realize()
+    np.testing.assert_allclose(y.numpy(), 2 * a)
+    assert y.requires_grad and not y.is_leaf
+    (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 8 * a)
+
+
+def test_in_place_on_a_leaf_that_requires_grad():
+    a = normal(3)
+    x = lt.asarray(a, requires_grad=True)
+    with pytest.raises(RuntimeError, match="no_grad"):
+        x += 1
+    with pytest.raises(RuntimeError, match="no_grad"):
+        x[0] = 5.0
+    with lt.no_grad():
+        x -= 0.5
+        x[1:] = 2.0
+    assert x.is_leaf and x.requires_grad
+    want = np.array([a[0] - 0.5, 2.0, 2.0])
+    np.testing.assert_allclose(x.numpy(), want)
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * want)
+
+
+def test_graph_built_before_an_in_place_update_of_its_leaf():
+    x = lt.asarray(normal(3), requires_grad=True)
+    loss = (x * x).sum()
+    with lt.no_grad():
+        x -= 0.1 * lt.ones(3, dtype=lt.float64)
+    with pytest.raises(RuntimeError, match="in place"):
+        loss.backward()
+
+
+def test_in_place_add_on_a_non_leaf_carries_gradients():
+    def f(x, y):
+        z = x * 1.5
+        z += y * y
+        z *= x
+        return z
+    check_gradient(f, normal(3, 4), normal(4))
+
+
+def test_setitem_on_a_non_leaf_carries_gradients():
+    def f(x, v):
+        z = x.exp()
+        z[1:3] = v                # overwritten: no gradient to x there
+        z[0, ::2] = v[0, 1] * 2   # a step > 1 takes the other (gather) path
+        return z
+    check_gradient(f, normal(4, 3), normal(2, 3))
+
+
+def test_setitem_of_a_tracked_value_into_a_plain_tensor():
+    def f(v):
+        z = lt.zeros((3, 4), dtype=lt.float64, device=v.device)
+        z[:, 1] = v
+        return z * 2
+    check_gradient(f, normal(3))
+
+
+def test_requires_grad_on_an_integer_tensor_raises():
+    with pytest.raises(RuntimeError, match="floating point"):
+        lt.asarray([1, 2, 3], requires_grad=True)
+    with pytest.raises(RuntimeError, match="int64"):
+        lt.arange(3).requires_grad_()
+
+
+def test_requires_grad_false_on_a_leaf():
+    x = lt.asarray(normal(3), requires_grad=True)
+    x.requires_grad_(False)
+    assert not x.requires_grad
+    assert not (x * 2).requires_grad
+
+
+def test_leaf_and_result_flags():
+    x = lt.asarray(normal(3), requires_grad=True)
+    y = x * 2
+    assert x.is_leaf and x.requires_grad
+    assert not y.is_leaf and y.requires_grad
+    assert lt.asarray(normal(3)).is_leaf and not lt.asarray(normal(3)).requires_grad
+    assert lt.ones(3, requires_grad=True).is_leaf
+
+
+def test_backward_of_a_non_scalar_needs_a_gradient():
+    x = lt.asarray(normal(2, 3), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"\(2, 3\)"):
+        (x * 2).backward()
+
+
+def test_backward_with_an_explicit_gradient():
+    a, g = normal(2, 3), normal(2, 3)
+    x = lt.asarray(a, requires_grad=True)
+    (x * x).backward(gradient=lt.asarray(g))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * a * g)
+    x.grad = None
+    (x * 3).backward(g)                     # an array-like works too
+    np.testing.assert_allclose(x.grad.numpy(), 3 * g)
+    with pytest.raises(RuntimeError, match="shape"):
+        (x * 3).backward(lt.asarray(normal(3)))
+
+
+def test_backward_on_a_tensor_that_needs_no_grad():
+    with pytest.raises(RuntimeError, match="requires_grad"):
+        (lt.asarray(normal(3)) * 2).sum().backward()
+
+
+def test_backward_twice_without_retain_graph():
+    x = lt.asarray(normal(3), requires_grad=True)
+    loss = (x * x).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        loss.backward()
+
+
+def test_backward_of_a_leaf_itself():
+    x = lt.asarray(np.float64(2.5), requires_grad=True)
+    x.backward()
+    assert x.grad.item() == 1.0
+
+
+def test_nan_in_the_forward_shows_in_the_loss():
+    x = lt.asarray(np.array([1.0, -1.0, 2.0]), requires_grad=True)
+    loss = lt.log(x).sum()
+    loss.backward()
+    assert math.isnan(loss.item())
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, -1.0, 0.5])
+    y = lt.asarray(np.array([1.0, np.nan]), requires_grad=True)
+    loss = (y * 0).sum()                  # 0 * nan is nan: no folding may hide it
+    loss.backward()
+    assert math.isnan(loss.item())
+
+
+def test_nan_gradient_is_not_hidden():
+    x = lt.asarray(np.array([4.0, -1.0]), requires_grad=True)
+    lt.sqrt(x).sum().backward()
+    grad = x.grad.numpy()
+    assert grad[0] == 0.25 and math.isnan(grad[1])
+
+
+# ---- on every device -----------------------------------------------------------------------------
+
+DEVICE_CASES = ["exp-method", "mul-broadcast", "div-broadcast", "max-broadcast", "prod-two-zeros-in-a-row",
+                "reduce_max-axis", "shrink-negative-and-big-steps", "pad-method", "gather-take-axis-2d-index",
+                "sort-first-axis-descending", "cumsum-include-initial", "sum-matmul-batched-broadcast"]
+
+
+@pytest.mark.parametrize("op, f, arrays, tolerances", [c for c in CASES if c.id in DEVICE_CASES])
+def test_gradient_on_device(device, op, f, arrays, tolerances):
+    check_gradient(f, *arrays, op=op, device=device, **tolerances)
+
+
+def test_accumulation_and_in_place_update_on_device(device):
+    a = normal(2, 3)
+    x = lt.asarray(a, device=device, requires_grad=True)
+    loss = (x.exp() * x).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    assert x.grad.device == device
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(a) * (1 + a), rtol=1e-12)
+    with lt.no_grad():
+        x -= 0.1 * x.grad
+    x.grad = None
+    assert x.is_leaf and x.device == device
+    (x * x.detach()).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), x.numpy(), rtol=1e-12)
