@@ -142,8 +142,17 @@ def with_zeros(x: np.ndarray, zeros_per_row: list[int]) -> np.ndarray:
 CASES: list = []
 
 
-def case(op: Op, name: str, f: Callable, *arrays: np.ndarray, **tolerances) -> None:
-    CASES.append(pytest.param(op, f, arrays, tolerances, id=f"{op.name.lower()}-{name}"))
+def case(op: Op, name: str, f: Callable, *arrays: np.ndarray, xfail: str = "", **tolerances) -> None:
+    marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail else []
+    CASES.append(pytest.param(op, f, arrays, tolerances, id=f"{op.name.lower()}-{name}", marks=marks))
+
+
+# A library bug the zero-size cases below run into (in the forward pass, before any gradient):
+# fuse() makes no kernel for a zero-size node, but run_kernels() still looks up the buffer of a
+# zero-size node that a later kernel reads, when that node is a kernel of its own (a sort, a
+# cumulative sum, a reduction): KeyError. Repro: lt.cumulative_sum(lt.zeros((0, 3)), axis=1).sum().item()
+ZERO_SIZE_INTERMEDIATE = ("realize: a non-empty result read from a zero-size sort/cumsum/reduction kernel raises "
+                          "KeyError in run_kernels (fuse skips zero-size roots but their buffer is still looked up)")
 
 
 # unary elementwise
@@ -213,16 +222,17 @@ case(Op.POW, "negative-exponent", lambda x: lt.pow(x, -2), away_from_zero(3, 4))
 case(Op.POW, "zero-exponent", lambda x: x ** 0, normal(3, 4))
 case(Op.POW, "scalar-base", lambda x: 2.0 ** x, normal(3, 4))
 case(Op.POW, "zero-base-tensor-exponent", lambda y: on(y, [0.0, 0.0, 1.5]) ** y, uniform(1.5, 3.0, 3))
-_x = normal(3, 1, 4)
-case(Op.MAX, "broadcast", lt.maximum, _x, separated(_x, 5, 1, 4)[:, :1] * 0 + separated(_x, 3, 1, 4))
+# distinct(3, 1, 4) lies within 0.15 of the multiples of 0.5 (less 3); these are 0.25 off them
+case(Op.MAX, "broadcast", lt.maximum, distinct(3, 1, 4), _rng.integers(0, 12, (5, 1)) * 0.5 - 2.75)
 case(Op.MAX, "scalar", lambda x: x.maximum(0.1), away_from_zero(3, 4) + 0.1)
-case(Op.MIN, "broadcast", lt.minimum, _x, separated(_x, 3, 1, 4))
+_x = normal(3, 1, 4)
+case(Op.MIN, "same-shape", lt.minimum, _x, separated(_x, 3, 1, 4))
 case(Op.MIN, "scalar", lambda x: lt.minimum(x, -0.2), away_from_zero(3, 4) - 0.2)
 case(Op.ATAN2, "broadcast", lt.atan2, away_from_zero(3, 1), normal(1, 4))
 case(Op.HYPOT, "broadcast", lt.hypot, normal(3, 1), away_from_zero(1, 4))
 case(Op.COPYSIGN, "broadcast", lt.copysign, away_from_zero(3, 4), away_from_zero(4))
-case(Op.WHERE, "broadcast", lambda a, b: lt.where(on(a, _rng.random((3, 5, 4)) < 0.5), a, b),
-     normal(3, 1, 4), normal(5, 1))
+_mask = _rng.random((3, 5, 4)) < 0.5
+case(Op.WHERE, "broadcast", lambda a, b: lt.where(on(a, _mask), a, b), normal(3, 1, 4), normal(5, 1))
 case(Op.WHERE, "condition-from-x", lambda x, y: lt.where(x > 0, x * 2, y), away_from_zero(3, 4), normal(3, 4))
 case(Op.WHERE, "scalar-branch", lambda x: lt.where(on(x, [True, False, True]), x, 0.5), normal(2, 3))
 
@@ -245,13 +255,15 @@ case(Op.REDUCE_MAX, "all", lt.max, distinct(2, 3, 2))
 case(Op.REDUCE_MAX, "keepdims", lambda x: x.max(axis=0, keepdims=True), distinct(3, 4))
 case(Op.REDUCE_MIN, "axis", lambda x: lt.min(x, axis=-1), distinct(3, 4))
 case(Op.REDUCE_MIN, "all", lambda x: x.min(), distinct(4, 3))
+case(Op.REDUCE_MAX, "zero-size-rows", lambda x: x.max(axis=1), normal(0, 3), xfail=ZERO_SIZE_INTERMEDIATE)
 
 # movement
-case(Op.RESHAPE, "method", lambda x: x.reshape(4, 3) * on(x, normal(4, 1)), normal(2, 6))
+_column = normal(4, 1)
+case(Op.RESHAPE, "method", lambda x: x.reshape(4, 3) * on(x, _column), normal(2, 6))
 case(Op.RESHAPE, "flatten-squeeze-expand-dims", lambda x: lt.expand_dims(x.squeeze(), 0).flatten(), normal(3, 1, 2))
 case(Op.PERMUTE, "transpose", lambda x: x.transpose(), normal(3, 4))
 case(Op.PERMUTE, "permute", lambda x: x.permute(2, 0, 1), normal(2, 3, 4))
-case(Op.PERMUTE, "mT-then-broadcast", lambda x: x.mT * on(x, normal(3, 1)), normal(2, 4, 3))
+case(Op.PERMUTE, "mT-then-broadcast", lambda x: x.mT * on(x, _column[:3]), normal(2, 4, 3))
 case(Op.PERMUTE, "moveaxis", lambda x: lt.moveaxis(x, 0, -1), normal(2, 3, 4))
 case(Op.EXPAND, "broadcast_to", lambda x: lt.broadcast_to(x, (2, 3, 4)), normal(3, 1))
 case(Op.EXPAND, "expand", lambda x: x.expand(5, -1, 2), normal(3, 1))
@@ -283,9 +295,14 @@ case(Op.GATHER, "boolean-mask", lambda x: x[:, on(x, [True, False, True, True])]
 case(Op.SORT, "last-axis", lt.sort, distinct(3, 4))
 case(Op.SORT, "first-axis-descending", lambda x: lt.sort(x, axis=0, descending=True), distinct(4, 3))
 case(Op.SORT, "1d", lt.sort, distinct(6))
+case(Op.SORT, "size-1-axis", lambda x: lt.sort(x, axis=1), normal(3, 1))
+case(Op.SORT, "zero-size", lambda x: lt.sort(x, axis=1), normal(0, 3), xfail=ZERO_SIZE_INTERMEDIATE)
 case(Op.CUMSUM, "1d", lt.cumulative_sum, normal(5))
 case(Op.CUMSUM, "axis-0", lambda x: lt.cumulative_sum(x, axis=0), normal(3, 4))
 case(Op.CUMSUM, "include-initial", lambda x: lt.cumulative_sum(x, axis=1, include_initial=True), normal(3, 4))
+case(Op.CUMSUM, "include-initial-zero-size-axis", lambda x: lt.cumulative_sum(x, axis=0, include_initial=True),
+     normal(0, 3))
+case(Op.CUMSUM, "zero-size-rows", lambda x: lt.cumulative_sum(x, axis=1), normal(0, 3), xfail=ZERO_SIZE_INTERMEDIATE)
 
 # composite functions, built from the ops above
 case(Op.SUM, "matmul-2d", lambda a, b: a @ b, normal(3, 4), normal(4, 2))
@@ -299,7 +316,9 @@ case(Op.SUM, "var-corrected", lambda x: lt.var(x, axis=1, correction=1), normal(
 case(Op.SQRT, "std", lambda x: x.std(axis=(0, 2)), normal(2, 3, 4))
 case(Op.LOG1P, "logaddexp", lt.logaddexp, normal(3, 1), normal(4) + 0.05)
 case(Op.MAX, "clip-scalars", lambda x: lt.clip(x, -0.5, 0.5), distinct(4, 5) * 0.5 + 0.11)
-case(Op.MIN, "clip-tensors", lambda x, lo, hi: lt.clip(x, lo, hi), distinct(3, 4), uniform(-1.3, -1.1, 4), uniform(1.1, 1.3, 3, 1))
+# distinct(3, 4) lies within 0.15 of the multiples of 0.5 (less 3): the bounds keep 0.05 off them
+case(Op.MIN, "clip-tensors", lambda x, lo, hi: lt.clip(x, lo, hi), distinct(3, 4), uniform(-1.3, -1.2, 4),
+     uniform(1.2, 1.3, 3, 1))
 case(Op.MUL, "square", lt.square, normal(3, 4))
 case(Op.WHERE, "sign-zero-gradient", lambda x: lt.sign(x) * 3, away_from_zero(3, 4))
 case(Op.PAD, "concatenate", lambda a, b: lt.concatenate([a, b, a], axis=1), normal(2, 3), normal(2, 1))
@@ -329,6 +348,23 @@ def test_every_differentiable_op_has_a_finite_difference_case():
 @pytest.mark.parametrize("op, f, arrays, tolerances", CASES)
 def test_gradient_matches_finite_differences(op, f, arrays, tolerances):
     check_gradient(f, *arrays, op=op, **tolerances)
+
+
+def random_broadcast_shapes(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Two shapes that broadcast together: up to 3 axes each (0-d too), sizes 1-3, 1s on either side."""
+    full = tuple(int(n) for n in rng.integers(1, 4, rng.integers(0, 4)))
+    def operand():
+        kept = full[len(full) - rng.integers(0, len(full) + 1):]
+        return tuple(1 if rng.random() < 0.3 else n for n in kept)
+    return operand(), operand()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gradient_with_random_broadcast_shapes(seed):
+    rng = np.random.default_rng(seed)
+    shape_a, shape_b = random_broadcast_shapes(rng)
+    f = lambda a, b: a * b + a.exp() / (1 + b * b) - lt.tanh(b)  # noqa: E731
+    check_gradient(f, rng.standard_normal(shape_a), rng.standard_normal(shape_b))
 
 
 # ---- piecewise-constant ops: zero gradient, not no gradient --------------------------------------
@@ -380,7 +416,8 @@ TORCH_CASES = [
     ("std", lambda x: x.std(), lambda t, x: x.std(correction=0), [normal(3, 4)]),
     ("prod-zeros", lambda x: x.prod(axis=1), lambda t, x: x.prod(dim=1), [with_zeros(normal(4, 4), [0, 1, 2, 3])]),
     ("max-axis-ties", lambda x: x.max(axis=1), lambda t, x: t.amax(x, dim=1), [_ties((4, 6))]),
-    ("min-axis-ties", lambda x: x.min(axis=0, keepdims=True), lambda t, x: t.amin(x, dim=0, keepdim=True), [_ties((6, 3))]),
+    ("min-axis-ties", lambda x: x.min(axis=0, keepdims=True), lambda t, x: t.amin(x, dim=0, keepdim=True),
+     [_ties((6, 3))]),
     ("max-all-ties", lambda x: x.max(), lambda t, x: t.amax(x), [np.array([[1.0, 3.0, 3.0], [3.0, 0.0, 2.0]])]),
     ("permute", lambda x: x.permute(2, 0, 1), lambda t, x: x.permute(2, 0, 1), [normal(2, 3, 4)]),
     ("reshape", lambda x: x.reshape(6, 2), lambda t, x: x.reshape(6, 2), [normal(3, 4)]),
@@ -392,6 +429,9 @@ TORCH_CASES = [
     ("take_along_axis", lambda x: lt.take_along_axis(x, on(x, [[0, 2], [1, 1]]), 1),
      lambda t, x: t.take_along_dim(x, t.tensor([[0, 2], [1, 1]]), 1), [normal(2, 3)]),
     ("sort", lambda x: lt.sort(x, axis=0), lambda t, x: t.sort(x, dim=0).values, [distinct(4, 3)]),
+    ("sort-ties-stable", lambda x: lt.sort(x, axis=1), lambda t, x: t.sort(x, dim=1, stable=True).values,
+     [_ties((3, 6))]),
+    ("logaddexp-ties", lt.logaddexp, lambda t, a, b: t.logaddexp(a, b), [_ties((3, 4)), _ties((3, 4))]),
     ("cumsum", lambda x: lt.cumulative_sum(x, axis=1), lambda t, x: t.cumsum(x, dim=1), [normal(3, 4)]),
     ("matmul-2d", lt.matmul, lambda t, a, b: a @ b, [normal(3, 4), normal(4, 5)]),
     ("matmul-vectors", lt.matmul, lambda t, a, b: a @ b, [normal(4), normal(4)]),
@@ -481,12 +521,14 @@ def test_grad_function():
     x = lt.asarray(a, requires_grad=True)
     lt.grad(lambda t: (t * 5).sum())(x)
     assert x.grad is None, "lt.grad differentiates a detached copy, leaving the caller's .grad alone"
+    with pytest.raises(RuntimeError, match="single value"):
+        lt.grad(lambda t: t * 2)(lt.asarray(a))
 
 
 def test_a_tensor_used_twice_sums_both_paths():
     a = uniform(0.5, 1.5, 3, 2)
     check_gradient(lambda x: x * x + lt.sin(x), a)
-    check_gradient(lambda x: (lambda y: y * y + y.T.sum(axis=0))(x.exp()), a)
+    check_gradient(lambda x: (lambda y: y * y + y.sum(axis=1, keepdims=True))(x.exp()), a)
 
 
 def test_realized_intermediate_keeps_its_graph():
@@ -556,6 +598,58 @@ def test_requires_grad_on_an_integer_tensor_raises():
         lt.asarray([1, 2, 3], requires_grad=True)
     with pytest.raises(RuntimeError, match="int64"):
         lt.arange(3).requires_grad_()
+
+
+def test_a_leaf_made_inside_no_grad_requires_grad():
+    with lt.no_grad():
+        w = lt.ones(3, dtype=lt.float64, requires_grad=True)
+    assert w.requires_grad and w.is_leaf
+    (w * 2).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.full(3, 2.0))
+
+
+@pytest.mark.xfail(strict=True, reason="tracks() follows paths through integer and bool nodes, so a comparison, "
+                   "argmax or integer cast of a tensor that requires grad reports requires_grad=True (PyTorch: "
+                   "False; lazytensor's own requires_grad_ refuses non-float tensors)")
+def test_integer_and_bool_results_do_not_require_grad():
+    x = lt.asarray(normal(3), requires_grad=True)
+    assert not (x > 0).requires_grad
+    assert not x.argmax().requires_grad
+    assert not x.astype(lt.int64).requires_grad
+
+
+@pytest.mark.xfail(strict=True, reason="a result reached from a leaf only through bool/integer nodes (the "
+                   "condition of where) reports requires_grad=True, so backward() runs and silently leaves .grad "
+                   "None instead of raising that the tensor does not require grad (as PyTorch does)")
+def test_backward_without_a_differentiable_path_raises():
+    x = lt.asarray(normal(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires_grad"):
+        lt.where(x > 0, 1.0, 2.0).sum().backward()
+
+
+@pytest.mark.skipif(len(lt.devices()) < 2, reason="needs a second device")
+@pytest.mark.xfail(strict=True, reason="Tensor.to_device copies through the host into a fresh BUFFER node that "
+                   "does not track, so the copy has requires_grad=False and the gradient is silently lost "
+                   "(PyTorch's .to() is differentiable)")
+def test_gradient_flows_through_a_copy_to_another_device():
+    a = normal(3)
+    x = lt.asarray(a, requires_grad=True)
+    y = x.to(lt.devices()[1])
+    assert y.requires_grad
+    (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * a)
+
+
+@pytest.mark.xfail(strict=True, raises=RecursionError,
+                   reason="scheduler/fusion.py _KernelBuilder._visit recurses once per fused op, so a chain of a "
+                   "few hundred elementwise ops (an unrolled loop) exceeds Python's recursion limit")
+def test_backward_through_a_deep_graph():
+    x = lt.asarray(normal(3), requires_grad=True)
+    t = x
+    for _ in range(1000):
+        t = t * 1.001 + 0.001
+    t.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 1.001 ** 1000))
 
 
 def test_requires_grad_false_on_a_leaf():

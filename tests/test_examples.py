@@ -18,6 +18,18 @@ def test_example_runs(script):
         assert "labels identical: True; centers agree: True; inertia agrees: True" in done.stdout
 
 
+def test_train_digits_reaches_97_percent():
+    """examples/train_digits.py trains its CNN to >= 97% test accuracy (it takes ~15 s here)."""
+    pytest.importorskip("sklearn", reason="the `examples` extra (scikit-learn) is not installed")
+    pytest.importorskip("tqdm", reason="the `examples` extra (tqdm) is not installed")
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import train_digits
+    finally:
+        sys.path.remove(str(ROOT / "examples"))
+    assert train_digits.train(quiet=True) >= 0.97
+
+
 def _readme_blocks() -> list[str]:
     text = (ROOT / "README.md").read_text()
     return [part.split("```", 1)[0] for part in text.split("```python\n")[1:]]
