@@ -142,15 +142,21 @@ class Module:
             p.grad = None if set_to_none or p.grad is None else p.grad * 0
 
     def to(self, device: str) -> "Module":
-        """Move every parameter and buffer to `device` (in place; returns self)."""
+        """Move every parameter and buffer to `device`, in place: the same tensor objects (an
+        optimizer made before still holds them); gradients are dropped. Returns self.
+
+        >>> lt.nn.Linear(2, 2).to("cpu").weight.device
+        'cpu'
+        """
         from ..autograd import no_grad
+        from ..devices import canonical_device
+        device = canonical_device(device)
         with no_grad():
-            for module in self.modules():
-                for table in (module._parameters, module._buffers):
-                    for name, t in table.items():
-                        if t is not None and t.device != device:
-                            moved = t.to(device)
-                            table[name] = Parameter(moved, t.requires_grad) if isinstance(t, Parameter) else moved
+            for t in [*self.parameters(), *self.buffers()]:
+                if t.device != device:
+                    moved = t.to(device).realize()
+                    t.device, t.grad = device, None
+                    t._set_node(moved.node)
         return self
 
     # ---- state --------------------------------------------------------------------------------
