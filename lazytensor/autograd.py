@@ -106,8 +106,9 @@ def is_leaf_node(tensor: "Tensor") -> bool:
 
 
 def tracks(node: Node) -> bool:
-    """Whether gradients flow from `node` to some leaf: it reaches one, not through a DETACH.
-    Memoized per node; a node never changes its answer, since new leaves are fresh nodes."""
+    """Whether gradients flow from `node` to some leaf: it reaches one through float nodes, not
+    through a DETACH (bool and integer values carry no gradient). Memoized per node; a node
+    never changes its answer, since new leaves are fresh nodes."""
     if not _LEAVES:
         return False
     known = _TRACKS.get(node)
@@ -115,7 +116,8 @@ def tracks(node: Node) -> bool:
         return known
     for n in toposort([node], expand=lambda n: n not in _TRACKS):
         if n not in _TRACKS:
-            _TRACKS[n] = n in _LEAVES or (n.op is not Op.DETACH and any(_TRACKS[s] for s in n.src))
+            _TRACKS[n] = n in _LEAVES or (n.dtype.is_float and n.op is not Op.DETACH
+                                          and any(_TRACKS[s] for s in n.src))
     return _TRACKS[node]
 
 

@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import weakref
 from typing import TYPE_CHECKING
@@ -72,7 +73,8 @@ def realize(*tensors: "Tensor") -> None:
             print("---- graph ----\n" + pretty(roots), file=sys.stderr)
         # a reshape at the top is a view of the realized memory, like numpy's: no kernel for it
         bases = [_strip_reshapes(root) for root in roots]
-        buffers = run_kernels(rt, bases)
+        with _recursion_for(bases):
+            buffers = run_kernels(rt, bases)
         for t, root, base in zip(pending, roots, bases):
             buffer = buffers[base] if base in buffers else rt.device.allocate(base.shape, base.dtype)
             value = Node(Op.BUFFER, root.dtype, root.shape, (), buffer.reshaped(root.shape))
@@ -94,6 +96,22 @@ def _known_values(roots: list[Node]) -> list[Node]:
     return [memo[r] for r in roots]
 
 
+@contextlib.contextmanager
+def _recursion_for(roots: list[Node]):
+    """Fusion and lowering recurse along the graph (a few frames per node): room for a deep one,
+    such as a loop unrolled in Python. Python >= 3.11 keeps these frames off the C stack."""
+    before = sys.getrecursionlimit()
+    needed = 8 * len(toposort(roots)) + 1000
+    if sys.version_info < (3, 11):   # there each frame also takes C stack: stay well inside it
+        needed = min(needed, 20000)
+    if needed > before:
+        sys.setrecursionlimit(needed)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
 def _strip_reshapes(node: Node) -> Node:
     while node.op is Op.RESHAPE:
         node = node.src[0]
@@ -105,7 +123,8 @@ def run_kernels(rt: Runtime, roots: list[Node]) -> dict[Node, Buffer]:
     buffers: dict[Node, Buffer] = {}
     for spec in fuse(roots):
         out = rt.device.allocate(spec.root.shape, spec.root.dtype)
-        inputs = [n.arg if n.op is Op.BUFFER else buffers[n] for n in spec.inputs]
+        inputs = [n.arg if n.op is Op.BUFFER else buffers[n] if n in buffers else
+                  rt.device.allocate(n.shape, n.dtype) for n in spec.inputs]   # (zero-size: no kernel)
         foreign = {b.device for b in inputs} - {rt.device.name}
         if foreign:  # a kernel must never touch another device's memory (it would crash)
             raise ValueError(f"this computation on {rt.device.name} reads tensors on {', '.join(sorted(foreign))}; "

@@ -82,6 +82,10 @@ class Tensor:
         target = canonical_device(device)
         if target == self.device:
             return self
+        if self.requires_grad and autograd.is_grad_enabled():
+            raise RuntimeError(f"to_device: copying a tensor that requires grad to {target} would cut its "
+                               "gradient (copies do not carry gradients yet); move the inputs and the model "
+                               "before the forward pass, or copy .detach() for a value you only read")
         host = runtime(self.device).device.to_numpy(self._buffer())
         buffer = runtime(target).device.from_numpy(np.asarray(host, order="C"))  # (keeps 0-d 0-d)
         STATS.transfers += 1

@@ -149,7 +149,9 @@ class _Renderer:
         for stmt in f.body:
             self._stmt(stmt)
         self.scopes.pop()
-        if self.scalar_calls > scalar_calls and f.kind is LoopKind.VECTORIZED:
+        empty = isinstance(f.stop, Const) and isinstance(f.start, Const) and f.stop.value <= f.start.value
+        if f.kind is LoopKind.VECTORIZED and (self.scalar_calls > scalar_calls or empty):
+            # (a hint on a loop that never runs makes LLVM print "loop not vectorized")
             f = For(f.var, f.start, f.stop, f.body, LoopKind.SERIAL, 1, f.unroll)
         nxt = self.fresh()
         self.emit(f"{nxt} = add nuw nsw i64 {iv}, 1")
