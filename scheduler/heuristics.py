@@ -16,6 +16,10 @@ REDUCE_ACCUMULATORS = 4
 # code, since elementwise kernels are bound by memory bandwidth.
 ELEMENTWISE_UNROLL = 2
 
+# Outputs a cpu kernel keeps in a local array while a strided reduction runs outside them
+# (CacheWrite): 2048 float32 are 8 KB, well inside L1 beside the rows being read.
+CACHE_WRITE_TILE = 2048
+
 # ---- gpu --------------------------------------------------------------------------------------
 
 # Threads per block: a power of two (the reduction tree halves it), 256 keeps several blocks

@@ -15,7 +15,8 @@ from ..ir.graph import Node
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.ops import Op
 from ..ir.view import View
-from .schedule import Bind, CacheRead, Fuse, Parallel, Reorder, Schedule, Split, Unroll, Vectorize, reductions
+from .schedule import (Bind, CacheRead, CacheWrite, Fuse, Parallel, Reorder, Schedule, Split, Unroll, Vectorize,
+                       reductions)
 
 _UPDATE = {Op.SUM: Op.ADD, Op.PROD: Op.MUL, Op.REDUCE_MAX: Op.MAX, Op.REDUCE_MIN: Op.MIN}
 
@@ -115,6 +116,9 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             nest[at].kind = LoopKind.BLOCK if prim.to == "block" else LoopKind.THREAD
 
     blocks, threads, bindings = _launch_shape(nests)
+    tiles = [prim for prim in schedule if isinstance(prim, CacheWrite)]
+    if tiles:
+        return _lower_cache_write(expr, tiles, nests, values, reduces, name, nparams)
     caches = {prim.slot: prim for prim in schedule if isinstance(prim, CacheRead)}
     store_guard = None
     if caches:  # every thread must reach the barriers: guard the store, not the loops
@@ -182,6 +186,55 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
     parallel = loops[0].extent if loops and loops[0].kind is LoopKind.PARALLEL else None
     params = (loop.Param(expr.dtype, True),) + tuple(loop.Param(d, False) for d in lowering.param_dtypes(nparams))
     return loop.Kernel(name, params, stmts, parallel, blocks, threads, bindings, tuple(local_arrays))
+
+
+def _lower_cache_write(expr: Node, tiles: list[CacheWrite], nests: dict[str, list[_Loop]], values: dict[str, Expr],
+                       reduces: list[Node], name: str, nparams: int) -> loop.Kernel:
+    """CacheWrite(at): the output loops from `at` inward form a tile kept in a local array. For
+    each element of the (single) reduction, every output of the tile is updated; then the tile's
+    outputs are finished (the expression around the reduction) and stored:
+
+        for outer loops:                   # (the first may run in parallel)
+            for tile loops: tile[t] = identity
+            for reduction loops:
+                for tile loops: tile[t] = tile[t] op value
+            for tile loops: out[...] = expression(tile[t])
+    """
+    (prim,) = tiles
+    out = nests["out"]
+    at = [lp.name for lp in out].index(prim.at) if prim.at in [lp.name for lp in out] else -1
+    if at < 0 or len(reduces) != 1 or any(lp.kind in (LoopKind.BLOCK, LoopKind.THREAD) for lp in out):
+        raise ValueError(f"CacheWrite({prim.at!r}): needs an output loop of a cpu kernel with one reduction")
+    if at == 0 and out[0].kind is LoopKind.PARALLEL:
+        raise ValueError(f"CacheWrite({prim.at!r}): the parallel loop stays outside the tile")
+    outer, tile = out[:at], out[at:]
+    (r,) = reduces
+    array = loop.LocalArray("lt_tile", r.dtype, math.prod(lp.extent for lp in tile))
+    position, stride = loop.const(0), 1
+    for lp in reversed(tile):
+        position = loop.add(position, loop.mul(Var(lp.name), loop.const(stride)))
+        stride *= lp.extent
+    shape = expr.shape
+    out_idx = [values[f"i{d}"] for d in range(len(shape))]
+    lowering = _ExprLowering(reduces)
+    idx = [values[f"r0_{a}"] if a in r.arg else out_idx[a] for a in range(len(shape))]
+    current = loop.LocalLoad(array.name, position, r.dtype)
+    update = loop.LocalStore(array.name, position, Alu(_UPDATE[r.op], (current, lowering.expr(r.src[0], idx)), r.dtype))
+    lowering.acc[r] = current
+    out_index, _ = View.contiguous(shape).index(out_idx)
+    finish = loop.Store(0, out_index, lowering.expr(expr, out_idx))
+
+    def nest(loops: list[_Loop], body: tuple) -> tuple:
+        for lp in reversed(loops):
+            body = (_wrap(lp, body),)
+        return body
+
+    init = loop.LocalStore(array.name, position, Const(identity(r.op, r.dtype), r.dtype))
+    stmts = nest(tile, (init,)) + nest(nests["r0"], nest(tile, (update,))) + nest(tile, (finish,))
+    stmts = nest(outer, stmts)
+    parallel = out[0].extent if out and out[0].kind is LoopKind.PARALLEL else None
+    params = (loop.Param(expr.dtype, True),) + tuple(loop.Param(d, False) for d in lowering.param_dtypes(nparams))
+    return loop.Kernel(name, params, stmts, parallel, local_arrays=(array,))
 
 
 def _stage(value: Expr, load: loop.Load, inner: list[_Loop], threads: int,

@@ -63,7 +63,15 @@ class CacheRead:
                             # the part of the input the loops inside it read into local memory
 
 
-Primitive = Union[Split, Reorder, Parallel, Vectorize, Unroll, Fuse, Bind, CacheRead]
+@dataclass(frozen=True)
+class CacheWrite:
+    at: str                 # an output loop: the loops from it inward keep their outputs in a local
+                            # array, and the (single) reduction runs outside them: for each reduced
+                            # element, every output of the tile is updated (cpu: the inner output
+                            # loop vectorizes when the reduced axis is strided in memory)
+
+
+Primitive = Union[Split, Reorder, Parallel, Vectorize, Unroll, Fuse, Bind, CacheRead, CacheWrite]
 Schedule = tuple[Primitive, ...]
 
 
@@ -169,6 +177,8 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
             prims.append(Parallel("i0"))
         prims += [Vectorize(last, lanes), Unroll(last, H.ELEMENTWISE_UNROLL)]
         return tuple(prims)
+    if _outer_reduction(expr, reduces) and shape[-1] >= lanes:
+        return _cache_write_schedule(shape, work, lanes)
     if shape and work >= H.PARALLEL_MIN_WORK and shape[0] > 1:
         prims.append(Parallel("i0"))
     for k, r in enumerate(reduces):
@@ -177,3 +187,42 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
             r_lanes = max(1, target.simd_bytes // max(1, r.src[0].dtype.itemsize))
             prims += [Vectorize(inner, r_lanes), Unroll(inner, H.REDUCE_ACCUMULATORS)]
     return tuple(prims)
+
+
+def _load_strides(node: Node) -> list[tuple[int, ...] | None]:
+    """The memory strides of every load under `node` over its index space (None for a load
+    through several views, whose strides are not one tuple)."""
+    loads = [n for n in toposort([node]) if n.op is Op.LOAD]
+    return [n.arg[1].views[0].strides if len(n.arg[1].views) == 1 else None for n in loads]
+
+
+def _outer_reduction(expr: Node, reduces: list[Node]) -> bool:
+    """One float reduction whose innermost reduced axis is strided in memory while the last
+    output axis is contiguous (a matmul's weight gradient: sum over the batch of x[b, k] * g[b, n]).
+    Reducing element by element would gather across memory; updating a row of outputs per
+    reduced element reads and writes whole vectors instead."""
+    if len(reduces) != 1 or not expr.shape or any(n.op is Op.GATHER for n in toposort([expr])):
+        return False
+    (r,) = reduces
+    last = len(expr.shape) - 1
+    if not r.dtype.is_float or not r.arg or last in r.arg:
+        return False
+    strides = _load_strides(r.src[0])
+    if any(st is None for st in strides):
+        return False
+    innermost = max(r.arg)
+    return (any(st[innermost] not in (0, 1) for st in strides) and all(st[last] in (0, 1) for st in strides)
+            and any(st[last] == 1 for st in strides))
+
+
+def _cache_write_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Schedule:
+    last = f"i{len(shape) - 1}"
+    prims: list[Primitive] = []
+    if shape[-1] > H.CACHE_WRITE_TILE:   # keep the local array small (in L1)
+        prims.append(Split(last, H.CACHE_WRITE_TILE))
+        last += "_i"
+    if len(shape) > 1 and work >= H.PARALLEL_MIN_WORK and shape[0] > 1:
+        prims.append(Parallel("i0"))
+    elif len(shape) == 1 and last == "i0_i" and work >= H.PARALLEL_MIN_WORK:
+        prims.append(Parallel("i0_o"))
+    return tuple(prims) + (CacheWrite(last), Vectorize(last, lanes), Unroll(last, H.REDUCE_ACCUMULATORS))

@@ -10,7 +10,8 @@ from lazytensor.ir.passes import optimize
 from lazytensor.scheduler.collapse import collapse_axes
 from lazytensor.scheduler.fusion import fuse
 from lazytensor.scheduler.lower import lower
-from lazytensor.scheduler.schedule import Parallel, Reorder, Split, Unroll, Vectorize, heuristic_schedule
+from lazytensor.scheduler.schedule import (CacheWrite, Parallel, Reorder, Split, Unroll, Vectorize,
+                                           heuristic_schedule)
 
 
 def run_with_schedule(out: lt.Tensor, schedule, collapse: bool = True) -> np.ndarray:
@@ -129,3 +130,63 @@ def test_split_of_a_reduction_axis_keeps_the_values(operands, factor):
     a, _ = operands
     got = run_with_schedule(lt.asarray(a).sum(axis=1, keepdims=True), [Split("r0_1", factor)])
     np.testing.assert_allclose(got, a.sum(axis=1, keepdims=True), rtol=1e-5)
+
+
+# ---- CacheWrite: a tile of outputs in a local array, the reduction outside it -------------------
+
+CACHE_WRITE_SCHEDULES = {
+    "tile-last": [CacheWrite("i1")],
+    "tile-all": [CacheWrite("i0")],
+    "parallel-tile-vector": [Parallel("i0"), CacheWrite("i1"), Vectorize("i1", 16), Unroll("i1", 4)],
+    "split-tile": [Split("i1", 7), CacheWrite("i1_i"), Vectorize("i1_i", 8)],
+    "split-reduction": [Split("r0_1", 5), CacheWrite("i1")],
+}
+
+
+def _matmul_kernel(out: lt.Tensor) -> lt.Tensor:
+    """The reduction of a matmul result, without its final reshape (a free view, no kernel)."""
+    return lt.Tensor(out.node.src[0]) if out.node.op is Op.RESHAPE else out
+
+
+@pytest.mark.parametrize("name", CACHE_WRITE_SCHEDULES)
+def test_cache_write_schedules_agree(operands, name):
+    a, b = operands   # (37, 29) each: a.T @ b reduces over the strided axis of both
+    out = _matmul_kernel((lt.asarray(a).T * 0.5 + 1.0) @ lt.asarray(b))   # a prologue fuses in
+    got = run_with_schedule(out, CACHE_WRITE_SCHEDULES[name]).reshape(29, 29)
+    np.testing.assert_allclose(got, (a.T * 0.5 + 1) @ b, rtol=2e-5, atol=2e-5)
+
+
+def test_cache_write_is_refused_where_it_does_not_fit(operands):
+    a, b = operands
+    with pytest.raises(ValueError, match="CacheWrite"):
+        run_with_schedule(_matmul_kernel(lt.asarray(a).T @ lt.asarray(b)), [Parallel("i0"), CacheWrite("i0")])
+    with pytest.raises(ValueError, match="CacheWrite"):
+        run_with_schedule(lt.asarray(a) * 2, [CacheWrite("i0")])
+
+
+def _schedule_of(out: lt.Tensor):
+    (spec,) = fuse(optimize([_matmul_kernel(out).node]))
+    return heuristic_schedule(collapse_axes(spec.expr), runtime("cpu").device.target)
+
+
+def test_heuristic_tiles_outputs_for_a_strided_reduction():
+    x, g = lt.asarray(np.ones((128, 300), np.float32)), lt.asarray(np.ones((128, 70), np.float32))
+    assert any(isinstance(p, CacheWrite) for p in _schedule_of(x.T @ g))          # weight-gradient form
+    assert not any(isinstance(p, CacheWrite) for p in _schedule_of(x @ x.T))      # dot-product form
+    assert not any(isinstance(p, CacheWrite) for p in _schedule_of(x.sum(axis=1)))
+
+
+@pytest.mark.parametrize("shape", [(128, 33, 17), (5, 1, 40), (3, 9, 5000), (64, 300, 1), (1, 20, 19)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_strided_reductions_match_numpy(shape, dtype):
+    """Shapes that take the CacheWrite heuristic (and its split tile past 2048 outputs), with a
+    fused epilogue, and a 1-D result (x.T @ v)."""
+    batch, k, n = shape
+    rng = np.random.default_rng(1)
+    x, g = rng.standard_normal((batch, k)).astype(dtype), rng.standard_normal((batch, n)).astype(dtype)
+    lx, lg = lt.asarray(x), lt.asarray(g)
+    rtol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(((lx.T @ lg) * 0.5).exp().numpy(), np.exp((x.T @ g) * 0.5), rtol=rtol, atol=rtol)
+    np.testing.assert_allclose((lx.T @ lg[:, 0]).numpy(), x.T @ g[:, 0], rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(lx.sum(axis=0).numpy(), x.sum(axis=0), rtol=rtol, atol=rtol)

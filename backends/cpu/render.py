@@ -94,7 +94,9 @@ class _Renderer:
                 out.append(f"  %{stmt.var.name}.addr = alloca i64")
             elif isinstance(stmt, loop.Declare):
                 out.append(f"  %{stmt.var.name}.addr = alloca {LLVM_TYPE[stmt.var.dtype.name]}")
-        return out
+        for array in self.kernel.local_arrays:   # a tile of outputs (CacheWrite), on the stack
+            out.append(f"  %{array.name} = alloca [{array.size} x {LLVM_TYPE[array.dtype.name]}], align 64")
+        return list(dict.fromkeys(out))   # a loop variable may drive several loops
 
     # ---- statements -----------------------------------------------------------------------
 
@@ -126,6 +128,10 @@ class _Renderer:
         elif isinstance(stmt, loop.Assign):
             value = self.expr(stmt.value, reassociate=stmt.reassociate)
             self.emit(f"store {LLVM_TYPE[stmt.var.dtype.name]} {value}, ptr %{stmt.var.name}.addr")
+        elif isinstance(stmt, loop.LocalStore):
+            value = self.expr(stmt.value)
+            dtype = stmt.value.dtype
+            self.emit(f"store {LLVM_TYPE[dtype.name]} {value}, ptr {self._local_address(stmt.array, stmt.index, dtype)}")
         else:
             raise TypeError(f"cannot render {stmt!r}")
 
@@ -185,6 +191,12 @@ class _Renderer:
         self.emit(f"{ptr} = getelementptr inbounds {MEMORY_TYPE[dtype.name]}, ptr %buf{buf}, i64 {idx}")
         return ptr
 
+    def _local_address(self, array: str, index: Expr, dtype: DType) -> str:
+        idx = self.expr(index)
+        ptr = self.fresh("p")
+        self.emit(f"{ptr} = getelementptr inbounds {LLVM_TYPE[dtype.name]}, ptr %{array}, i64 {idx}")
+        return ptr
+
     def expr(self, e: Expr, reassociate: bool = False) -> str:
         """The SSA value (or constant) of `e`, computed once per enclosing loop body."""
         if isinstance(e, Const):
@@ -213,6 +225,10 @@ class _Renderer:
                 self.emit(f"{bit} = icmp ne i8 {value}, 0")
                 return bit
             return value
+        if isinstance(e, loop.LocalLoad):
+            value = self.fresh("v")
+            self.emit(f"{value} = load {LLVM_TYPE[e.dtype.name]}, ptr {self._local_address(e.array, e.index, e.dtype)}")
+            return value
         if isinstance(e, Alu):
             srcs = [self.expr(s) for s in e.srcs]
             return _ALU[e.op](self, e, srcs, "reassoc contract " if reassociate else "contract ")
@@ -239,6 +255,8 @@ class _Renderer:
 
 
 def _reads_accumulator(e: Expr) -> bool:
+    if isinstance(e, loop.LocalLoad):
+        return True   # the tile changes as the reduction runs: read it each time
     if isinstance(e, Var):
         return e.name.startswith("acc")
     if isinstance(e, Alu):
