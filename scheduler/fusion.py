@@ -7,11 +7,14 @@ absorbs its elementwise inputs. A reduction's result is also inlined into its co
 movement op, no other reduction around it); otherwise the reduction is realized into a buffer,
 so `exp(x - x.max(-1, keepdims=True))` costs one kernel for the max, then one for the rest.
 An elementwise node used twice is recomputed in each kernel that needs it: cheaper than a
-round trip through memory. Opaque ops (sort, cumulative sum, ...) are steps of their own: their
+round trip through memory -- except where a reduction reads it broadcast over many elements
+(a matmul's gradient reads `g * (h > 0)` once per column of the other operand): then it is
+computed once into memory. Opaque ops (sort, cumulative sum, ...) are steps of their own: their
 inputs are realized first, and their results are read by later kernels like any buffer.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ..ir.dtypes import bool_
@@ -19,6 +22,7 @@ from ..ir.graph import Node, consumers, toposort
 from ..ir.ops import ELEMENTWISE, MOVEMENT, OPAQUE, REDUCTION, Op
 from ..ir.passes import const
 from ..ir.view import ViewStack
+from . import heuristics as H
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,25 @@ class _KernelBuilder:
             child = self.visit(node.src[0], (), shared, True)
             return Node(node.op, node.dtype, node.shape, (child,), node.arg)
         assert node.op in ELEMENTWISE, node
+        if in_reduce and node is not self.root and _recomputed_often(node, space):
+            self.new_roots.append(node)
+            return self.load(node, path)
         shared = shared or (node is not self.root and self.uses.get(node, 0) > 1)
         src = tuple(self.visit(s, path, shared, in_reduce) for s in node.src)
         return Node(node.op, node.dtype, space, src, node.arg)
+
+
+def _recomputed_often(node: Node, space: tuple[int, ...]) -> bool:
+    """Whether an elementwise node read in index space `space` would be evaluated many times
+    per element (a broadcast) and costs more than a load and a cast to do so."""
+    if math.prod(space) < H.RECOMPUTE_BROADCAST_MAX * max(1, node.size):
+        return False
+    work, stack, seen = 0, [node], set()
+    while stack and work < 2:
+        n = stack.pop()
+        if n in seen or n.op not in ELEMENTWISE:
+            continue
+        seen.add(n)
+        work += n.op is not Op.CAST
+        stack.extend(n.src)
+    return work >= 2

@@ -20,6 +20,16 @@ ELEMENTWISE_UNROLL = 2
 # (CacheWrite): 2048 float32 are 8 KB, well inside L1 beside the rows being read.
 CACHE_WRITE_TILE = 2048
 
+# The shortest last output axis worth a CacheWrite tile: 4 lanes (a 128-bit vector) already
+# beat a reduction that gathers one element per lane across memory.
+CACHE_WRITE_MIN_LANES = 4
+
+# An elementwise value that a reduction reads broadcast over at least this many elements per
+# element (the gradient `g * (h > 0)` in a weight gradient, once per input feature) is
+# computed once into memory instead of inside the reduction's loop: a write and a read beat
+# recomputing a few operations and loads 16 times or more.
+RECOMPUTE_BROADCAST_MAX = 16
+
 # ---- gpu --------------------------------------------------------------------------------------
 
 # Threads per block: a power of two (the reduction tree halves it), 256 keeps several blocks

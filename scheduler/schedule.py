@@ -177,8 +177,9 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
             prims.append(Parallel("i0"))
         prims += [Vectorize(last, lanes), Unroll(last, H.ELEMENTWISE_UNROLL)]
         return tuple(prims)
-    if _outer_reduction(expr, reduces) and shape[-1] >= lanes:
-        return _cache_write_schedule(shape, work, lanes)
+    if _outer_reduction(expr, reduces) and shape[-1] >= H.CACHE_WRITE_MIN_LANES:
+        # (a short last axis still beats gathering: vectors as wide as it allows)
+        return _cache_write_schedule(shape, work, min(lanes, 1 << (shape[-1].bit_length() - 1)))
     if shape and work >= H.PARALLEL_MIN_WORK and shape[0] > 1:
         prims.append(Parallel("i0"))
     for k, r in enumerate(reduces):
@@ -216,13 +217,16 @@ def _outer_reduction(expr: Node, reduces: list[Node]) -> bool:
 
 
 def _cache_write_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Schedule:
+    """Tile the last output axis (split where long); run the longest of the other output axes
+    (or the split's outer part) outermost, in parallel."""
     last = f"i{len(shape) - 1}"
     prims: list[Primitive] = []
+    outer = [(n, f"i{d}") for d, n in enumerate(shape[:-1]) if n > 1]
     if shape[-1] > H.CACHE_WRITE_TILE:   # keep the local array small (in L1)
         prims.append(Split(last, H.CACHE_WRITE_TILE))
+        outer.append((-(-shape[-1] // H.CACHE_WRITE_TILE), f"{last}_o"))
         last += "_i"
-    if len(shape) > 1 and work >= H.PARALLEL_MIN_WORK and shape[0] > 1:
-        prims.append(Parallel("i0"))
-    elif len(shape) == 1 and last == "i0_i" and work >= H.PARALLEL_MIN_WORK:
-        prims.append(Parallel("i0_o"))
+    if outer and work >= H.PARALLEL_MIN_WORK:
+        _, first = max(outer)
+        prims += [Reorder((first,)), Parallel(first)]
     return tuple(prims) + (CacheWrite(last), Vectorize(last, lanes), Unroll(last, H.REDUCE_ACCUMULATORS))

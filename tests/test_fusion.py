@@ -57,6 +57,17 @@ def test_softmax_takes_at_most_three_kernels(data):
     np.testing.assert_allclose(out.numpy(), ref / ref.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
+def test_a_value_a_reduction_broadcasts_is_computed_once(data):
+    """A weight gradient reads `g * (h > 0)` once per column of x: it gets a kernel of its own
+    (computed once) instead of being recomputed inside the reduction; a one-op value stays inline."""
+    x, y, X, Y = data
+    masked = (Y * 2.0).exp() * (X > 0)               # (33, 65), read 65 times per element below
+    out = masked.T @ X
+    assert kernels_for(out) == 2
+    np.testing.assert_allclose(out.numpy(), (np.exp(y * 2) * (x > 0)).T @ x, rtol=1e-4, atol=1e-4)
+    assert kernels_for((X * 2.0).T @ Y) == 1
+
+
 def test_views_make_no_kernel_of_their_own(data):
     x, y, X, Y = data
     viewed = X.T[1:40:3, ::-2].reshape(-1)[5:].reshape(1, -1).expand(3, -1)
