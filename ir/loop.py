@@ -27,26 +27,41 @@ class Var:
     dtype: DType = int64
 
 
+class _CachedHash:
+    """Expression trees are hashed over and over (renderers look values up by expression): each
+    node keeps its hash, so hashing a tree costs one step instead of a walk of the whole tree."""
+
+    def __hash__(self) -> int:
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((type(self).__name__,) + tuple(getattr(self, f) for f in self.__dataclass_fields__))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+
 @dataclass(frozen=True)
-class Load:
+class Load(_CachedHash):
     buf: int          # parameter slot of the kernel
     index: "Expr"     # element index (int64)
     dtype: DType
+    __hash__ = _CachedHash.__hash__
 
 
 @dataclass(frozen=True)
-class Alu:
+class Alu(_CachedHash):
     op: Op
     srcs: tuple["Expr", ...]
     dtype: DType
+    __hash__ = _CachedHash.__hash__
 
 
 @dataclass(frozen=True)
-class LocalLoad:
-    """gpu: an element of a block-shared (local/shared memory) array of the kernel."""
+class LocalLoad(_CachedHash):
+    """An element of a kernel's local array (gpu: block-shared memory; cpu: a tile on the stack)."""
     array: str
     index: "Expr"
     dtype: DType
+    __hash__ = _CachedHash.__hash__
 
 
 Expr = Union[Const, Var, Load, Alu, LocalLoad]

@@ -26,8 +26,13 @@ class Optimizer:
             groups = [{"params": groups}]
         self.defaults = defaults
         self.param_groups: list[dict] = []
+        seen: set[int] = set()
         for group in groups:
             params = list(group["params"])
+            if any(id(p) in seen for p in params) or len({id(p) for p in params}) != len(params):
+                raise ValueError(f"{type(self).__name__}: a parameter appears more than once in the parameter "
+                                 "groups; give each parameter to one group")
+            seen.update(id(p) for p in params)
             for p in params:
                 if not isinstance(p, Tensor) or not p.is_leaf or not p.requires_grad:
                     raise TypeError(f"{type(self).__name__} optimizes leaf tensors that require grad "

@@ -40,13 +40,14 @@ def realized_value(node: Node) -> Node:
 
 # Tensors to compute with the next realize on their device: side results of a step (a batch
 # norm's running statistics) that would otherwise hold the step's graph until someone reads them.
-_WITH_NEXT: "weakref.WeakSet[Tensor]" = weakref.WeakSet()
+# (By id: a WeakSet would compare tensors with ==, which builds a tensor.)
+_WITH_NEXT: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
 
 
 def realize_with_next(*tensors: "Tensor") -> None:
     """Compute these tensors along with whatever is realized next on their device (sharing its
     work), instead of now."""
-    _WITH_NEXT.update(tensors)
+    _WITH_NEXT.update((id(t), t) for t in tensors)
 
 
 def realize(*tensors: "Tensor") -> None:
@@ -57,8 +58,9 @@ def realize(*tensors: "Tensor") -> None:
     """
     if _WITH_NEXT:
         devices = {t.device for t in tensors}
-        riders = [t for t in _WITH_NEXT if t.device in devices]
-        _WITH_NEXT.difference_update(riders)
+        riders = [t for t in list(_WITH_NEXT.values()) if t.device in devices]
+        for t in riders:
+            _WITH_NEXT.pop(id(t), None)
         tensors = tensors + tuple(riders)
     by_device: dict[str, list["Tensor"]] = {}
     for t in tensors:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
@@ -48,7 +48,7 @@ def normal(rng: np.random.Generator, shape: tuple[int, ...], dtype=np.float64, s
 
 
 def distinct(rng: np.random.Generator, shape: tuple[int, ...], dtype=np.float64) -> np.ndarray:
-    """Values at least ~0.1 apart in random order: no ties for max pooling."""
+    """Distinct values in [-2, 2] in random order, spaced about 4/size apart: no ties for max pooling."""
     n = math.prod(shape)
     return ((rng.permutation(n) + rng.uniform(-0.4, 0.4, n)) * (4.0 / max(n, 1)) - 2).reshape(shape).astype(dtype)
 
@@ -162,7 +162,7 @@ def np_avg_pool2d(x, kernel_size, stride=None, padding=0):
 
 
 def np_layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
-    shape = pair(normalized_shape)[:1] if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     out = (x - x.mean(axis=axes, keepdims=True)) / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
     out = out if weight is None else out * weight
@@ -234,10 +234,9 @@ class Case:
     inputs: Callable
     grad_inputs: tuple[int, ...] = (0,)
     atol: Optional[float] = None
-    marks: list = field(default_factory=list)
 
     def param(self):
-        return pytest.param(self, id=self.name, marks=self.marks)
+        return pytest.param(self, id=self.name)
 
 
 def floats(*shapes, scale: float = 1.0):
@@ -251,6 +250,15 @@ def targets(logit_shape, num_classes, ignored: int = 0, ignore_index: int = -100
         target = rng.integers(0, num_classes, target_shape).astype(np.int64)
         target.reshape(-1)[:ignored] = ignore_index
         return [normal(rng, logit_shape, dtype, 2.0), target]
+    return make
+
+
+def batch_norm_eval_inputs(x_shape):
+    """x, running mean, running variance (positive), weight, bias."""
+    def make(rng, dtype):
+        c = x_shape[1]
+        return [normal(rng, x_shape, dtype), normal(rng, (c,), dtype), rng.uniform(0.5, 2, c).astype(dtype),
+                normal(rng, (c,), dtype), normal(rng, (c,), dtype)]
     return make
 
 
@@ -270,9 +278,13 @@ FORWARD: list[Case] = []
 
 for _name, (_call, _reference) in ACTIVATIONS.items():
     for _shape in ACTIVATION_SHAPES:
-        # scale 8: softplus crosses its x > 20 switch, sigmoid and tanh saturate
+        # scale 8: sigmoid and tanh saturate
         FORWARD.append(Case(f"{_name}-{'x'.join(map(str, _shape))}", _call, _reference, floats(_shape, scale=8.0),
                             atol=GELU_ATOL if _name == "gelu" else None))
+
+EXTREMES = [-100.0, -30.0, -20.5, -1.0, 0.0, 19.9, 20.1, 35.0, 100.0]   # softplus switches to x above 20
+for _name in ("sigmoid", "silu", "softplus", "tanh"):
+    FORWARD.append(Case(f"{_name}-extremes", *ACTIVATIONS[_name], lambda rng, dtype: [np.array(EXTREMES, dtype)]))
 
 for _dim in (0, 1, -1):
     FORWARD.append(Case(f"softmax-dim{_dim}", lambda F, x, d=_dim: F.softmax(x, dim=d),
@@ -285,16 +297,18 @@ FORWARD += [
     Case("linear-3d-no-bias", lambda F, x, w: F.linear(x, w), np_linear, floats((1, 3, 5), (1, 5)), (0, 1)),
 ]
 
-# (N, C_in, H, W), (C_out, C_in / groups, kH, kW), stride, padding, dilation, groups
+# (N, C_in, H, W), (C_out, C_in / groups, kH, kW), stride, padding, dilation, groups.
+
 CONVOLUTIONS = {
     "plain-nonsquare": ((1, 3, 7, 5), (4, 3, 3, 3), 1, 0, 1, 1),
     "stride-pad-pairs": ((2, 2, 6, 9), (3, 2, 3, 2), (2, 1), (1, 0), 1, 1),
     "depthwise-dilated": ((1, 4, 8, 7), (4, 1, 3, 3), 1, 2, 2, 4),
     "kernel1x1-groups2": ((3, 4, 5, 5), (6, 2, 1, 1), 1, 0, 1, 2),
     "height1": ((1, 1, 1, 6), (2, 1, 1, 3), 1, (0, 1), 1, 1),
-    "groups3-stride3": ((2, 6, 9, 8), (3, 2, 2, 3), 3, 1, (1, 2), 3),
+    "groups3-stride-dilation": ((2, 6, 9, 8), (3, 2, 2, 3), (3, 2), 0, (1, 2), 3),
     "kernel-fills-padded-input": ((1, 2, 3, 3), (2, 2, 5, 5), 1, 1, 1, 1),
     "stride-beyond-kernel": ((1, 2, 9, 10), (2, 2, 2, 2), (4, 3), 0, 1, 1),
+    "groups3-stride3-pad1": ((2, 6, 9, 8), (3, 2, 2, 3), 3, 1, 1, 3),
 }
 
 
@@ -326,7 +340,8 @@ AVG_POOLS = {
 }
 for _name, (_shape, *_args) in MAX_POOLS.items():
     FORWARD.append(Case(f"max_pool2d-{_name}", lambda F, x, a=tuple(_args): F.max_pool2d(x, *a),
-                        lambda x, a=tuple(_args): np_max_pool2d(x, *a), lambda rng, dtype, s=_shape: [distinct(rng, s, dtype)]))
+                        lambda x, a=tuple(_args): np_max_pool2d(x, *a),
+                        lambda rng, dtype, s=_shape: [distinct(rng, s, dtype)]))
 for _name, (_shape, *_args) in AVG_POOLS.items():
     FORWARD.append(Case(f"avg_pool2d-{_name}", lambda F, x, a=tuple(_args): F.avg_pool2d(x, *a),
                         lambda x, a=tuple(_args): np_avg_pool2d(x, *a), floats(_shape)))
@@ -346,12 +361,7 @@ FORWARD += [
          lambda x, w, b: np_batch_norm(x, None, None, w, b, training=True), floats((1, 2, 3, 4), (2,), (2,)),
          (0, 1, 2)),
     Case("batch_norm-eval-3d", lambda F, x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
-         lambda x, m, v, w, b: np_batch_norm(x, m, np.abs(v), w, b),
-         lambda rng, dtype: [normal(rng, s, dtype) for s in ((2, 3, 5), (3,), (3,), (3,), (3,))], (0, 3, 4)),
-    Case("mse_loss-broadcast", lambda F, a, b: F.mse_loss(a, b), lambda a, b: np.mean((a - b) ** 2),
-         floats((3, 4), (3, 4)), (0, 1)),
-    Case("l1_loss", lambda F, a, b: F.l1_loss(a, b), lambda a, b: np.mean(np.abs(a - b)), floats((3, 4), (3, 4)),
-         (0, 1)),
+         lambda x, m, v, w, b: np_batch_norm(x, m, v, w, b), batch_norm_eval_inputs((2, 3, 5))),
 ]
 for _reduction in ("none", "sum", "mean"):
     FORWARD += [
@@ -397,19 +407,22 @@ def test_forward_matches_torch(case: Case, dtype):
     torch = pytest.importorskip("torch")
     arrays, got = run_case(case, dtype)
     want = case.call(torch.nn.functional, *[to_torch(torch, a) for a in arrays])
-    atol = case.atol
-    if case.name.startswith("gelu-"):   # torch's gelu is exact, ours carries the erf approximation's error
-        atol = GELU_ATOL
-    assert_matches(got, want.double().numpy(), dtype, atol, case.name)
+    assert_matches(got, want.double().numpy(), dtype, case.atol, case.name)
 
 
-def test_one_hot_matches_numpy_and_torch():
-    labels = np.array([[0, 3], [2, 2], [1, 0]])
+ONE_HOT_LABELS = np.array([[0, 3], [2, 2], [1, 0]])
+
+
+def test_one_hot_matches_numpy():
     for num_classes in (-1, 4, 6):
-        got = F.one_hot(to_lt(labels), num_classes)
-        np.testing.assert_array_equal(got.numpy(), np_one_hot(labels, num_classes))
+        got = F.one_hot(to_lt(ONE_HOT_LABELS), num_classes)
+        np.testing.assert_array_equal(got.numpy(), np_one_hot(ONE_HOT_LABELS, num_classes))
         assert got.dtype == lt.int64
+
+
+def test_one_hot_matches_torch():
     torch = pytest.importorskip("torch")
+    labels = ONE_HOT_LABELS
     for num_classes in (-1, 6):
         np.testing.assert_array_equal(F.one_hot(to_lt(labels), num_classes).numpy(),
                                       torch.nn.functional.one_hot(torch.tensor(labels), num_classes).numpy())
@@ -446,8 +459,6 @@ def test_cross_entropy_of_large_logits_stays_finite():
     np.testing.assert_allclose(got.item(), np_cross_entropy(logits, target), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="relu is where(x > 0, x, 0), so relu(NaN) = 0: a NaN is hidden "
-                                       "(torch.relu(nan) is nan)")
 def test_relu_propagates_nan():
     assert math.isnan(F.relu(lt.asarray([math.nan])).item())
 
@@ -486,12 +497,14 @@ def test_dropout_identity_cases():
 
 GRADIENT_CASES = [
     conv_case("stride-pad-dilation", (1, 2, 5, 6), (3, 2, 3, 2), (2, 1), (1, 2), (1, 2), 1),
-    conv_case("groups2", (2, 4, 4, 3), (2, 2, 2, 2), 1, 1, 1, 2),
+    conv_case("groups2-stride", (2, 4, 4, 3), (4, 2, 2, 2), (1, 2), 0, 1, 2),
     conv_case("depthwise-stride2", (1, 3, 5, 5), (3, 1, 3, 3), 2, 1, 1, 3),
-    Case("max_pool2d-3-stride2-pad1", lambda F, x: F.max_pool2d(x, 3, 2, 1),
-         lambda x: np_max_pool2d(x, 3, 2, 1), lambda rng, dtype: [distinct(rng, (1, 2, 5, 6), dtype)]),
+    Case("max_pool2d-3-pad1", lambda F, x: F.max_pool2d(x, 3, 1, 1),
+         lambda x: np_max_pool2d(x, 3, 1, 1), lambda rng, dtype: [distinct(rng, (1, 1, 4, 5), dtype)]),
     Case("max_pool2d-overlapping-dilated", lambda F, x: F.max_pool2d(x, 2, 1, 0, 2),
          lambda x: np_max_pool2d(x, 2, 1, 0, 2), lambda rng, dtype: [distinct(rng, (2, 1, 5, 4), dtype)]),
+    Case("max_pool2d-2-stride2-pad1", lambda F, x: F.max_pool2d(x, 2, 2, 1),
+         lambda x: np_max_pool2d(x, 2, 2, 1), lambda rng, dtype: [distinct(rng, (1, 2, 4, 5), dtype)]),
     Case("avg_pool2d-3-stride2-pad1", lambda F, x: F.avg_pool2d(x, 3, 2, 1),
          lambda x: np_avg_pool2d(x, 3, 2, 1), floats((1, 2, 5, 6))),
     Case("layer_norm-2-axes", lambda F, x, w, b: F.layer_norm(x, (2, 3), w, b),
@@ -500,10 +513,7 @@ GRADIENT_CASES = [
          lambda x, w, b: np_batch_norm(x, None, None, w, b, training=True),
          floats((2, 3, 2, 3), (3,), (3,)), (0, 1, 2)),
     Case("batch_norm-eval", lambda F, x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
-         lambda x, m, v, w, b: np_batch_norm(x, m, v, w, b),
-         lambda rng, dtype: [normal(rng, (4, 3), dtype), normal(rng, (3,), dtype),
-                             rng.uniform(0.5, 2, 3).astype(dtype), normal(rng, (3,), dtype),
-                             normal(rng, (3,), dtype)], (0, 3, 4)),
+         lambda x, m, v, w, b: np_batch_norm(x, m, v, w, b), batch_norm_eval_inputs((4, 3)), (0, 3, 4)),
     Case("cross_entropy-smooth-ignore", lambda F, x, t: F.cross_entropy(x, t, ignore_index=2, label_smoothing=0.1),
          lambda x, t: np_cross_entropy(x, t, ignore_index=2, label_smoothing=0.1), targets((6, 4), 4)),
     Case("cross_entropy-sum", lambda F, x, t: F.cross_entropy(x, t, reduction="sum"),
@@ -514,7 +524,7 @@ GRADIENT_CASES = [
     Case("softmax-dim0", lambda F, x: F.softmax(x, dim=0), lambda x: np_softmax(x, 0), floats((3, 4))),
     Case("log_softmax-dim-1", lambda F, x: F.log_softmax(x, dim=-1), lambda x: np_log_softmax(x, -1),
          floats((2, 1, 5))),
-    Case("linear", ACTIVATIONS and (lambda F, x, w, b: F.linear(x, w, b)), np_linear,
+    Case("linear", lambda F, x, w, b: F.linear(x, w, b), np_linear,
          floats((2, 3), (4, 3), (4,)), (0, 1, 2)),
 ]
 
@@ -567,7 +577,7 @@ def test_gradient_matches_torch(case: Case):
     tensors = [to_torch(torch, a, requires_grad=i in case.grad_inputs) for i, a in enumerate(arrays)]
     out = case.call(torch.nn.functional, *tensors)
     (out * torch.tensor(weights_for(tuple(out.shape)))).sum().backward()
-    # the erf approximation's derivative is off by up to ~1e-6 from the exact one torch uses
+    # the erf approximation's derivative differs from the exact one torch uses by up to 5.3e-7 (times W)
     atol = 2e-6 if case.name == "gelu" else 1e-12
     for i, g in zip(case.grad_inputs, got):
         np.testing.assert_allclose(g, tensors[i].grad.numpy(), rtol=1e-9, atol=atol, err_msg=f"{case.name}: input {i}")
@@ -590,7 +600,7 @@ def test_conv2d_errors_name_the_shapes():
         F.conv2d(ones(1, 3, 5, 5), ones(4, 2, 3, 3))
     with raises_naming(ValueError, (6, 2, 3, 3), match="groups=3"):
         F.conv2d(ones(1, 4, 5, 5), ones(6, 2, 3, 3), groups=3)
-    with raises_naming(ValueError, (1, 4, 5, 5), match="groups"):    # C_out not divisible by groups
+    with raises_naming(ValueError, (3, 2, 3, 3), match="groups=2"):    # C_out not divisible by groups
         F.conv2d(ones(1, 4, 5, 5), ones(3, 2, 3, 3), groups=2)
     with raises_naming(ValueError, (1, 1, 3, 3), (5, 5)):
         F.conv2d(ones(1, 1, 3, 3), ones(1, 1, 5, 5), padding=0)
@@ -600,6 +610,11 @@ def test_conv2d_errors_name_the_shapes():
         F.conv2d(ones(3, 5, 5), ones(2, 3, 3, 3))
     with raises_naming(ValueError, (2, 3, 3), match="4-D"):
         F.conv2d(ones(1, 3, 5, 5), ones(2, 3, 3))
+
+
+def test_conv2d_channel_error_names_the_input_shape():
+    with raises_naming(ValueError, (1, 3, 5, 5), (4, 2, 3, 3)):
+        F.conv2d(ones(1, 3, 5, 5), ones(4, 2, 3, 3))
 
 
 def test_pool_errors_name_the_shapes():
@@ -725,6 +740,83 @@ def test_init_bounds(make, fan_in):
     assert weights.max() > 0.5 * bound and weights.min() < -0.5 * bound
 
 
+# ---- modules: forward against numpy ---------------------------------------------------------------
+
+def parameters_of(module: nn.Module) -> list[np.ndarray]:
+    return [p.numpy().astype(np.float64) for p in module.parameters()]
+
+
+IMAGE = (2, 4, 5, 6)
+# id -> (make the module, input shapes, numpy reference of (module, *inputs))
+MODULES = {
+    "ReLU": (nn.ReLU, [IMAGE], lambda m, x: np.maximum(x, 0)),
+    "Sigmoid": (nn.Sigmoid, [IMAGE], lambda m, x: np_sigmoid(x)),
+    "Tanh": (nn.Tanh, [IMAGE], lambda m, x: np.tanh(x)),
+    "SiLU": (nn.SiLU, [IMAGE], lambda m, x: x * np_sigmoid(x)),
+    "GELU": (nn.GELU, [IMAGE], lambda m, x: np_gelu(x)),
+    "GELU-tanh": (lambda: nn.GELU(approximate="tanh"), [IMAGE], lambda m, x: np_gelu_tanh(x)),
+    "LeakyReLU-positional": (lambda: nn.LeakyReLU(0.3), [IMAGE], lambda m, x: np.where(x > 0, x, 0.3 * x)),
+    "Softmax-dim0": (lambda: nn.Softmax(dim=0), [IMAGE], lambda m, x: np_softmax(x, 0)),
+    "LogSoftmax-dim1": (lambda: nn.LogSoftmax(1), [IMAGE], lambda m, x: np_log_softmax(x, 1)),
+    "MaxPool2d-positional": (lambda: nn.MaxPool2d(3, 2, 1), [IMAGE], lambda m, x: np_max_pool2d(x, 3, 2, 1)),
+    "AvgPool2d": (lambda: nn.AvgPool2d(2), [IMAGE], lambda m, x: np_avg_pool2d(x, 2)),
+    "Flatten": (nn.Flatten, [IMAGE], lambda m, x: x.reshape(2, -1)),
+    "Flatten-0-1": (lambda: nn.Flatten(0, 1), [IMAGE], lambda m, x: x.reshape(8, 5, 6)),
+    "Identity": (nn.Identity, [IMAGE], lambda m, x: x),
+    "Dropout-eval": (lambda: nn.Dropout(0.5).eval(), [IMAGE], lambda m, x: x),
+    "Linear": (lambda: nn.Linear(6, 3), [IMAGE], lambda m, x: np_linear(x, *parameters_of(m))),
+    "Linear-no-bias": (lambda: nn.Linear(6, 1, bias=False), [(3, 6)], lambda m, x: np_linear(x, *parameters_of(m))),
+    "Conv2d-padded": (lambda: nn.Conv2d(4, 3, 3, padding=1), [IMAGE],
+                      lambda m, x: np_conv2d(x, m.weight.numpy(), m.bias.numpy(), padding=1)),
+    "Conv2d-groups-stride-dilation": (
+        lambda: nn.Conv2d(4, 6, (3, 2), stride=(2, 1), dilation=(1, 2), groups=2, bias=False), [IMAGE],
+        lambda m, x: np_conv2d(x, m.weight.numpy(), None, stride=(2, 1), dilation=(1, 2), groups=2)),
+    "LayerNorm-2-axes": (lambda: nn.LayerNorm((5, 6)), [IMAGE], lambda m, x: np_layer_norm(x, (5, 6))),
+    "BatchNorm2d-eval": (lambda: nn.BatchNorm2d(4).eval(), [IMAGE],
+                         lambda m, x: np_batch_norm(x, np.zeros(4), np.ones(4))),
+    "Sequential": (lambda: nn.Sequential(nn.Linear(6, 4), nn.Tanh(), nn.Linear(4, 2)), [(3, 6)],
+                   lambda m, x: np_linear(np.tanh(np_linear(x, m[0].weight.numpy(), m[0].bias.numpy())),
+                                          m[2].weight.numpy(), m[2].bias.numpy())),
+    "MSELoss-sum": (lambda: nn.MSELoss(reduction="sum"), [(3, 4), (3, 4)], lambda m, a, b: np.sum((a - b) ** 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_module_matches_numpy(name):
+    make, shapes, reference = MODULES[name]
+    module = make()
+    arrays = [normal(np.random.default_rng(14), shape, np.float32) for shape in shapes]
+    got = module(*[to_lt(a) for a in arrays])
+    assert_matches(got, reference(module, *[a.astype(np.float64) for a in arrays]), np.float32,
+                   atol=GELU_ATOL if name == "GELU" else None, what=name)
+
+
+def test_embedding_and_cross_entropy_modules():
+    embedding = nn.Embedding(10, 3)
+    indices = np.array([[1, 9, 1], [0, 4, 2]])
+    np.testing.assert_array_equal(embedding(to_lt(indices)).numpy(), embedding.weight.numpy()[indices])
+    assert embedding.weight.requires_grad and embedding.weight.shape == (10, 3)
+
+    logits, target = targets((5, 4), 4)(np.random.default_rng(15), np.float32)
+    loss = nn.CrossEntropyLoss(ignore_index=1, label_smoothing=0.1)(to_lt(logits), to_lt(target))
+    assert_matches(loss, np_cross_entropy(logits, target, ignore_index=1, label_smoothing=0.1), np.float32)
+
+
+def test_module_list_registers_its_modules():
+    layers = nn.ModuleList([nn.Linear(2, 3), nn.ReLU()])
+    layers.append(nn.Linear(3, 1))
+    assert len(layers) == 3 and isinstance(layers[2], nn.Linear)
+    assert [name for name, _ in layers.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    holder = nn.Module()
+    holder.blocks = layers
+    assert [name for name, _ in holder.named_parameters()][:2] == ["blocks.0.weight", "blocks.0.bias"]
+    with pytest.raises(AttributeError, match="super"):
+        class Forgetful(nn.Module):
+            def __init__(self):
+                self.fc = nn.Linear(2, 2)
+        Forgetful()
+
+
 # ---- modules: state ----------------------------------------------------------------------------------
 
 def net_input(seed: int = 7) -> lt.Tensor:
@@ -732,9 +824,10 @@ def net_input(seed: int = 7) -> lt.Tensor:
 
 
 def test_state_dict_save_load_round_trip(tmp_path):
-    net = Net()
-    net(net_input(1))                      # one training pass: the running statistics move
-    net.eval()
+    net = Net().eval()
+    rng = np.random.default_rng(12)         # running statistics of their own, so the buffers matter
+    net.bn.running_mean = to_lt(normal(rng, (3,), np.float32))
+    net.bn.running_var = to_lt(rng.uniform(0.5, 2.0, 3).astype(np.float32))
     want = net(net_input()).numpy()
     path = str(tmp_path / "net.npz")
     lt.save(net.state_dict(), path)
@@ -752,13 +845,14 @@ def test_state_dict_save_load_round_trip(tmp_path):
 
 
 def test_loaded_parameters_stay_trainable_leaves(tmp_path):
-    net = Net()
+    net = Net().eval()
     params = dict(net.named_parameters())
     net.load_state_dict({name: value.numpy() * 2 for name, value in net.state_dict().items()})
     for name, p in net.named_parameters():
         assert p is params[name] and p.is_leaf and p.requires_grad, name
-    net(net_input()).sum().backward()
-    assert all(p.grad is not None for p in net.parameters())
+    sum((p * p).sum() for p in net.parameters()).backward()
+    for name, p in net.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), 2 * p.numpy(), rtol=1e-6, err_msg=name)
 
 
 def test_load_state_dict_reports_every_problem_at_once():
@@ -797,15 +891,18 @@ def test_dropout_module_follows_train_and_eval():
     assert net[0].training and (net(to_lt(x)).numpy() == 0).any()
 
 
-def batch_norm_passes(seed: int = 8) -> list[np.ndarray]:
+def batch_norm_passes(seed: int = 8, channels: int = 3) -> list[np.ndarray]:
+    """Three batches (float64 holding float32 values) of different means and spreads."""
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal((4, 3, 2, 5)) * (1 + i) + i for i in range(3)]
+    return [(rng.standard_normal((4, channels, 2, 5)) * (1 + i) + i).astype(np.float32).astype(np.float64)
+            for i in range(3)]
 
 
-def test_batch_norm_running_statistics_follow_pytorch_formula():
-    bn = nn.BatchNorm2d(3)
-    mean, var = np.zeros(3), np.ones(3)
-    for x in batch_norm_passes():
+def test_batch_norm_running_statistics_follow_pytorch_formula(channels=3):
+    """Three training passes update the running statistics as PyTorch does; eval() uses them."""
+    bn = nn.BatchNorm2d(channels)
+    mean, var = np.zeros(channels), np.ones(channels)
+    for x in batch_norm_passes(channels=channels):
         out = bn(to_lt(x.astype(np.float32)))
         assert_matches(out, np_batch_norm(x, None, None, training=True), np.float32, what="training output")
         mean, var = np_updated_running_stats(x, mean, var)
@@ -813,12 +910,12 @@ def test_batch_norm_running_statistics_follow_pytorch_formula():
     assert_matches(bn.running_var, var, np.float32, what="running_var")
 
     bn.eval()
-    x = batch_norm_passes(9)[0]
+    x = batch_norm_passes(9, channels)[0]
     assert_matches(bn(to_lt(x.astype(np.float32))), np_batch_norm(x, mean, var), np.float32, what="eval output")
     assert_matches(bn.running_mean, mean, np.float32, what="running_mean unchanged by eval")
 
 
-def test_batch_norm_1d_functional_updates_running_stats_in_place():
+def test_batch_norm_functional_updates_running_stats_in_place():
     x = np.random.default_rng(10).standard_normal((6, 4))
     running_mean, running_var = to_lt(np.full(4, 0.5)), to_lt(np.full(4, 2.0))
     out = F.batch_norm(to_lt(x), running_mean, running_var, training=True, momentum=0.3)
@@ -826,6 +923,19 @@ def test_batch_norm_1d_functional_updates_running_stats_in_place():
     assert_matches(out, np_batch_norm(x, None, None, training=True), np.float64)
     assert_matches(running_mean, want_mean, np.float64)
     assert_matches(running_var, want_var, np.float64)
+
+
+def test_batch_norm_module_eval_uses_the_running_statistics():
+    bn = nn.BatchNorm1d(4, eps=1e-3).eval()
+    rng = np.random.default_rng(13)
+    mean, var = normal(rng, (4,), np.float32), rng.uniform(0.5, 2.0, 4).astype(np.float32)
+    bn.running_mean, bn.running_var = to_lt(mean), to_lt(var)
+    for x_shape in [(5, 4), (2, 4, 3)]:
+        x = normal(rng, x_shape, np.float32)
+        want = np_batch_norm(x.astype(np.float64), mean.astype(np.float64), var.astype(np.float64), eps=1e-3)
+        assert_matches(bn(to_lt(x)), want, np.float32, what=f"eval on {x_shape}")
+    with raises_naming(ValueError, (5, 3)):
+        bn(lt.ones((5, 3)))
 
 
 def test_batch_norm_matches_torch_over_three_passes():
@@ -868,3 +978,38 @@ def test_small_model_forward_backward_on_every_device(device):
     np.testing.assert_allclose(loss, want_loss, rtol=2e-5)
     for name, grad in grads.items():
         assert_matches(grad, want_grads[name], np.float32, what=f"gradient of {name} on {device}")
+
+
+def test_module_to_device_keeps_its_parameters(device):
+    """Module.to moves parameters in place: the same objects, so an optimizer made before still
+    updates them; a step there matches the same step on the cpu."""
+    def trained(target: str) -> list[np.ndarray]:
+        lt.manual_seed(16)
+        model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+        params = list(model.parameters())
+        optimizer = lt.optim.SGD(model.parameters(), lr=0.1)
+        assert model.to(target) is model
+        assert all(a is b for a, b in zip(params, model.parameters()))
+        assert all(p.device == target and p.is_leaf and p.requires_grad for p in params)
+        x = lt.asarray(np.random.default_rng(17).standard_normal((5, 3)).astype(np.float32), device=target)
+        (model(x) ** 2).mean().backward()
+        optimizer.step()
+        return [p.numpy() for p in params]
+
+    for got, want in zip(trained(device), trained("cpu")):
+        assert_matches(got, want.astype(np.float64), np.float32)
+
+
+def test_out_of_range_class_indices_raise_at_the_call():
+    """Labels and embedding rows already in memory are checked where the loss is built (the
+    kernel would clamp them silently); ignore_index is allowed."""
+    logits = lt.zeros((2, 3))
+    with pytest.raises(IndexError, match="7 is out of range for 3 classes"):
+        F.cross_entropy(logits, lt.asarray([0, 7]))
+    with pytest.raises(IndexError, match="-1"):
+        F.nll_loss(F.log_softmax(logits, 1), lt.asarray([-1, 0]))
+    assert math.isfinite(F.cross_entropy(logits, lt.asarray([0, -100])).item())
+    with pytest.raises(IndexError, match="5 is out of range for 3 rows"):
+        F.embedding(lt.asarray([5]), lt.eye(3))
+    with pytest.raises(IndexError, match="out of range"):
+        F.one_hot(lt.asarray([0, 5]), 3)

@@ -23,12 +23,12 @@ def _pair(value: IntPair, name: str) -> tuple[int, int]:
 # ---- activations ----------------------------------------------------------------------------------
 
 def relu(x: Tensor) -> Tensor:
-    """max(x, 0); its gradient at 0 is 0 (as PyTorch's).
+    """max(x, 0); NaN stays NaN and the gradient at 0 is 0 (as PyTorch's).
 
     >>> F.relu(lt.asarray([-1.0, 2.0])).tolist()
     [0.0, 2.0]
     """
-    return where(x > 0, x, 0).astype(x.dtype)
+    return where(x <= 0, 0, x).astype(x.dtype)
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -196,8 +196,9 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
     _spatial_args(x, "conv2d", (kh, kw), stride, padding, dilation)
     n, c_in = x.shape[:2]
     if groups < 1 or c_in % groups or c_out % groups or c_in // groups != c_group:
-        raise ValueError(f"conv2d: input with {c_in} channels, weight {weight.shape} and groups={groups} do "
-                         f"not fit: need C_in = groups * weight.shape[1] and C_out divisible by groups")
+        raise ValueError(f"conv2d: input of shape {x.shape} ({c_in} channels), weight {weight.shape} and "
+                         f"groups={groups} do not fit: need C_in = groups * weight.shape[1] and C_out "
+                         "divisible by groups")
     if any(padding):
         x = x.pad(((0, 0), (0, 0), (padding[0], padding[0]), (padding[1], padding[1])))
     win = _windows(x, (kh, kw), stride, dilation)                     # (N, C_in, oh, ow, kh, kw)
@@ -271,6 +272,7 @@ def embedding(indices: Any, weight: Tensor) -> Tensor:
     indices = as_tensor(indices, weight)
     if not indices.dtype.is_integer:
         raise TypeError(f"embedding: indices must be integers, not {indices.dtype.name}")
+    _check_indices(indices, weight.shape[0], "embedding", "rows of the weight")
     return take(weight, indices, axis=0)
 
 
@@ -336,6 +338,24 @@ def batch_norm(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[
 
 # ---- losses ---------------------------------------------------------------------------------------
 
+def _check_indices(indices: Tensor, n: int, what: str, noun: str = "classes", ignore: Optional[int] = None) -> None:
+    """Out-of-range class or row indices raise here, where they are known: when the indices are
+    already in memory (a batch of labels), they are read (a small copy from a GPU); indices
+    computed lazily in the same graph are clamped by the kernel instead (it cannot raise)."""
+    from ..ir.ops import Op
+    from ..realize import realized_value
+    node = realized_value(indices.node)
+    if node.op is not Op.BUFFER or indices.size == 0:
+        return
+    values = indices.numpy()
+    bad = (values < 0) | (values >= n)
+    if ignore is not None:
+        bad &= values != ignore
+    if bad.any():
+        raise IndexError(f"{what}: index {values[bad].flat[0]} is out of range for {n} {noun} "
+                         f"(valid: 0..{n - 1})")
+
+
 def _reduce_loss(loss: Tensor, reduction: str, what: str) -> Tensor:
     if reduction == "mean":
         return loss.mean()
@@ -357,6 +377,7 @@ def one_hot(labels: Any, num_classes: int = -1) -> Tensor:
         raise TypeError(f"one_hot: labels must be integers, not {labels.dtype.name}")
     if num_classes < 0:
         num_classes = int(labels.max().item()) + 1 if labels.size else 0
+    _check_indices(labels, num_classes, "one_hot")
     classes = arange(num_classes, device=labels.device)
     return (labels.reshape(labels.shape + (1,)) == classes).astype("int64")
 
@@ -374,6 +395,7 @@ def nll_loss(log_probs: Tensor, target: Any, reduction: str = "mean", ignore_ind
     if not target.dtype.is_integer:
         raise TypeError(f"nll_loss: the target must hold integer class indices, not {target.dtype.name}; "
                         "for probabilities use a soft-label loss")
+    _check_indices(target, log_probs.shape[1], "nll_loss / cross_entropy target", ignore=ignore_index)
     classes = arange(log_probs.shape[1], device=log_probs.device).reshape((-1,) + (1,) * (log_probs.ndim - 2))
     picked = where(target.reshape(target.shape[:1] + (1,) + target.shape[1:]) == classes, log_probs, 0)
     loss = -picked.sum(axis=1)
