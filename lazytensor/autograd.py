@@ -37,7 +37,12 @@ _mode = threading.local()
 
 
 def is_grad_enabled() -> bool:
-    """Whether operations record gradients now (False inside `lt.no_grad()`)."""
+    """Whether operations record gradients now (False inside `lt.no_grad()`).
+
+    >>> with lt.no_grad():
+    ...     lt.is_grad_enabled()
+    False
+    """
     return getattr(_mode, "enabled", True)
 
 

@@ -36,7 +36,14 @@ def save(state: dict, path: str) -> None:
 
 
 def load(path: str, device: Optional[str] = None) -> dict[str, Any]:
-    """The dict of tensors in a .npz file written by save(), on `device` (default: the default device)."""
+    """The dict of tensors in a .npz file written by save(), on `device` (default: the default device).
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "state.npz")
+    >>> lt.save({"bias": lt.zeros(2)}, path)
+    >>> lt.load(path)["bias"].tolist()
+    [0.0, 0.0]
+    """
     from .creation import asarray
     with np.load(path, allow_pickle=False) as data:
         return {name: asarray(data[name], device=device) for name in data.files}

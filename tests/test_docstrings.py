@@ -21,7 +21,15 @@ def _public_methods():
             if not name.startswith("_") and callable(getattr(lt.Tensor, name))]
 
 
-DOCUMENTED = _public_functions() + _public_methods()
+def _nn_and_optim():
+    """lt.nn.functional's functions, lt.nn's and lt.optim's classes (examples in their class docstrings)."""
+    names = [(f"F.{name}", getattr(lt.nn.functional, name)) for name in lt.nn.functional.__all__]
+    names += [(f"lt.nn.{name}", getattr(lt.nn, name)) for name in lt.nn.__all__ if name != "functional"]
+    names += [(f"lt.optim.{name}", getattr(lt.optim, name)) for name in lt.optim.__all__ if name != "Optimizer"]
+    return names
+
+
+DOCUMENTED = _public_functions() + _public_methods() + _nn_and_optim()
 
 
 def _has_example(doc):
@@ -47,7 +55,7 @@ class _Checker(doctest.OutputChecker):
 @pytest.mark.parametrize("name, value", DOCUMENTED, ids=[name for name, _ in DOCUMENTED])
 def test_examples_run(name, value):
     parser = doctest.DocTestParser()
-    test = parser.get_doctest(value.__doc__ or "", {"lt": lt, "np": numpy}, name, None, 0)
+    test = parser.get_doctest(value.__doc__ or "", {"lt": lt, "np": numpy, "F": lt.nn.functional}, name, None, 0)
     assert test.examples, f"{name}: no runnable example"
     runner = doctest.DocTestRunner(checker=_Checker(),
                                    optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)

@@ -281,8 +281,8 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
     """Normalize over the last len(normalized_shape) axes to mean 0 and variance 1, then scale
     and shift.
 
-    >>> F.layer_norm(lt.asarray([[1.0, 3.0]]), 2).tolist()
-    [[-0.9999950528144836, 0.9999950528144836]]
+    >>> F.layer_norm(lt.asarray([[1.0, 3.0]]), 2).numpy().round(4).tolist()
+    [[-1.0, 1.0]]
     """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if x.shape[x.ndim - len(shape):] != shape:
@@ -302,8 +302,8 @@ def batch_norm(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[
     """Normalize each channel (axis 1) by the batch's statistics when training (updating the
     running ones in place), by the running statistics otherwise.
 
-    >>> F.batch_norm(lt.asarray([[1.0], [3.0]]), None, None, training=True).tolist()
-    [[-0.9999950528144836], [0.9999950528144836]]
+    >>> F.batch_norm(lt.asarray([[1.0], [3.0]]), None, None, training=True).numpy().round(4).tolist()
+    [[-1.0], [1.0]]
     """
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected an input of shape (N, C, ...), got {x.shape}")
