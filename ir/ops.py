@@ -9,6 +9,10 @@ from enum import Enum, auto
 
 
 class Op(Enum):
+    # Members are singletons: hash by identity (Enum's own hash is a Python call on the name, and
+    # every graph node built hashes its op)
+    __hash__ = object.__hash__
+
     # sources
     BUFFER = auto()     # realized memory; arg: the Buffer
     CONST = auto()      # one scalar broadcast to the node's shape; arg: the Python value

@@ -119,6 +119,11 @@ def tracks(node: Node) -> bool:
     known = _TRACKS.get(node)
     if known is not None:
         return known
+    sources = [_TRACKS.get(s) for s in node.src]
+    if None not in sources:   # the usual case: a new node on known ones
+        _TRACKS[node] = known = node in _LEAVES or (node.dtype.is_float and node.op is not Op.DETACH
+                                                     and any(sources))
+        return known
     for n in toposort([node], expand=lambda n: n not in _TRACKS):
         if n not in _TRACKS:
             _TRACKS[n] = n in _LEAVES or (n.dtype.is_float and n.op is not Op.DETACH
