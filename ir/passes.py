@@ -137,6 +137,32 @@ def _detach(node: Node) -> Optional[Node]:
     return node.src[0] if node.op is Op.DETACH else None
 
 
+def _unit_axes_only(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    return [n for n in a if n != 1] == [n for n in b if n != 1]
+
+
+def _sink_unit_reshape(node: Node) -> Optional[Node]:
+    """f(reshape(y), z) -> reshape(f(y, reshape(z))) where the reshape only adds or drops size-1
+    axes and y is computed (a reduction or elementwise): the epilogue then runs in y's index
+    space, so it fuses into y's kernel. `x @ w + b` is one kernel, not a matmul and an add."""
+    if node.op not in ELEMENTWISE:
+        return None
+    inner = next((s.src[0] for s in node.src if s.op is Op.RESHAPE and _unit_axes_only(s.shape, s.src[0].shape)
+                  and (s.src[0].op in REDUCTION or s.src[0].op in ELEMENTWISE)), None)
+    if inner is None:
+        return None
+    shape = inner.shape
+
+    def into(s: Node) -> Node:
+        if s.op is Op.RESHAPE and s.src[0].shape == shape:
+            return s.src[0]
+        if s.op is Op.CONST:
+            return Node(Op.CONST, s.dtype, shape, (), s.arg)
+        return Node(Op.RESHAPE, s.dtype, shape, (s,), shape)
+    sunk = Node(node.op, node.dtype, shape, tuple(into(s) for s in node.src), node.arg)
+    return Node(Op.RESHAPE, node.dtype, node.shape, (sunk,), node.shape)
+
+
 def _trivial_reduce(node: Node) -> Optional[Node]:
     """sum(x, axes where x has size 1) -> x: the reduced shape equals the input's."""
     if node.op in REDUCTION and node.shape == node.src[0].shape:
@@ -146,6 +172,7 @@ def _trivial_reduce(node: Node) -> Optional[Node]:
 
 RULES: tuple[Callable[[Node], Optional[Node]], ...] = (
     _detach, fold_constants, _identity_arithmetic, _involutions, _select, _movement, _trivial_reduce,
+    _sink_unit_reshape,
 )
 
 

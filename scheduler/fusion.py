@@ -3,9 +3,10 @@
 Rules (TVM's categories): elementwise chains fuse into their consumer; movement ops fold into
 the index of the loads below them (a `ViewStack`), so views never make kernels; a reduction
 absorbs its elementwise inputs. A reduction's result is also inlined into its consumer (e.g.
-`x.sum() * 2`, `mean`) when that consumer is the only one and reads it at the same index (no
-movement op, no other reduction around it); otherwise the reduction is realized into a buffer,
-so `exp(x - x.max(-1, keepdims=True))` costs one kernel for the max, then one for the rest.
+`x.sum() * 2`, `mean`, `relu(x @ w + b)`) when its consumers are all in that kernel and read
+it at the same index (no movement op, no other reduction around it); otherwise the reduction is
+realized into a buffer, so `exp(x - x.max(-1, keepdims=True))` costs one kernel for the max,
+then one for the rest.
 An elementwise node used twice is recomputed in each kernel that needs it: cheaper than a
 round trip through memory -- except where a reduction reads it broadcast over many elements
 (a matmul's gradient reads `g * (h > 0)` once per column of the other operand): then it is
@@ -82,10 +83,30 @@ class _KernelBuilder:
     inputs: list[Node] = field(default_factory=list)
     new_roots: list[Node] = field(default_factory=list)
     memo: dict = field(default_factory=dict)
+    inside: dict = field(default_factory=dict)
 
     def build(self) -> KernelSpec:
+        self.inside = self._uses_inside()
         expr = self.visit(self.root, (), False, False)
         return KernelSpec(self.root, expr, tuple(self.inputs))
+
+    def _uses_inside(self) -> dict[Node, int]:
+        """How many consumers each node has inside this kernel's region (the elementwise and
+        movement nodes reachable from the root, not through a buffer, another root or a
+        reduction). A node all of whose consumers are inside is not shared with other kernels."""
+        inside: dict[Node, int] = {}
+        seen, stack = {self.root}, [self.root]
+        while stack:
+            node = stack.pop()
+            if node is not self.root and (node.op is Op.BUFFER or node in self.roots or node.op in REDUCTION
+                                          or node.op in OPAQUE):
+                continue
+            for s in set(node.src):
+                inside[s] = inside.get(s, 0) + 1
+                if s not in seen:
+                    seen.add(s)
+                    stack.append(s)
+        return inside
 
     def load(self, node: Node, path: tuple[Node, ...]) -> Node:
         if node not in self.inputs:
@@ -96,8 +117,8 @@ class _KernelBuilder:
     def visit(self, node: Node, path: tuple[Node, ...], shared: bool, in_reduce: bool) -> Node:
         """Kernel expression for `node` seen through the movement ops `path` (top first).
 
-        shared: some node between the root and here has several consumers (so this part may be
-        evaluated by several kernels); in_reduce: we are inside a reduction's input.
+        shared: some node between the root and here has consumers in other kernels (so this part
+        may be evaluated by several kernels); in_reduce: we are inside a reduction's input.
         """
         key = (node, path, shared, in_reduce)
         if key not in self.memo:
@@ -140,7 +161,7 @@ class _KernelBuilder:
         if in_reduce and node is not self.root and _recomputed_often(node, space):
             self.new_roots.append(node)
             return self.load(node, path)
-        shared = shared or (node is not self.root and self.uses.get(node, 0) > 1)
+        shared = shared or (node is not self.root and self.uses.get(node, 0) > self.inside.get(node, 0))
         src = tuple(self.visit(s, path, shared, in_reduce) for s in node.src)
         return Node(node.op, node.dtype, space, src, node.arg)
 

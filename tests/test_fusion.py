@@ -68,6 +68,19 @@ def test_a_value_a_reduction_broadcasts_is_computed_once(data):
     assert kernels_for((X * 2.0).T @ Y) == 1
 
 
+def test_epilogues_after_a_dropped_axis_fuse_into_the_reduction(data):
+    """matmul and sum(axis) drop their size-1 axis with a reshape; the elementwise work after it
+    (bias, relu, scale) still runs in the reduction's kernel."""
+    x, y, X, Y = data
+    bias = np.linspace(-1, 1, 65).astype(np.float32)
+    dense = lt.nn.functional.relu(X.T @ Y + lt.asarray(bias))
+    assert kernels_for(dense) == 1
+    np.testing.assert_allclose(dense.numpy(), np.maximum(x.T @ y + bias, 0), rtol=1e-4, atol=1e-4)
+    scaled = X.sum(axis=1) * 2.0 + 1.0
+    assert kernels_for(scaled) == 1
+    np.testing.assert_allclose(scaled.numpy(), x.sum(axis=1) * 2 + 1, rtol=1e-5, atol=1e-5)
+
+
 def test_views_make_no_kernel_of_their_own(data):
     x, y, X, Y = data
     viewed = X.T[1:40:3, ::-2].reshape(-1)[5:].reshape(1, -1).expand(3, -1)
