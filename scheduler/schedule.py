@@ -178,6 +178,9 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
         prims += [Vectorize(last, lanes), Unroll(last, H.ELEMENTWISE_UNROLL)]
         return tuple(prims)
     if _outer_reduction(expr, reduces) and shape[-1] >= H.CACHE_WRITE_MIN_LANES:
+        tiled = _register_tile_schedule(shape, work, lanes)
+        if tiled is not None:
+            return tiled
         # (a short last axis still beats gathering: vectors as wide as it allows)
         return _cache_write_schedule(shape, work, min(lanes, 1 << (shape[-1].bit_length() - 1)))
     if shape and work >= H.PARALLEL_MIN_WORK and shape[0] > 1:
@@ -214,6 +217,32 @@ def _outer_reduction(expr: Node, reduces: list[Node]) -> bool:
     innermost = max(r.arg)
     return (any(st[innermost] not in (0, 1) for st in strides) and all(st[last] in (0, 1) for st in strides)
             and any(st[last] == 1 for st in strides))
+
+
+def _register_tile_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Schedule | None:
+    """A register-blocked micro-kernel, BLAS style: an MR x NR tile of outputs (rows from the
+    longest other output axis, NR vectors' worth of the last axis) stays in registers while the
+    reduction runs: per reduced element, MR broadcasts and NR/lanes vector loads feed
+    MR * NR/lanes FMAs. The tile loops unroll fully, so LLVM keeps the tile in registers; that
+    needs them to divide the axes evenly (else None: the one-row tile takes over)."""
+    rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1]
+    if not rows:
+        return None
+    m, row_axis = max(rows)
+    n = shape[-1]
+    fit = next(((mr, vectors * lanes) for mr, vectors in H.REGISTER_TILES
+                if m % mr == 0 and n % (vectors * lanes) == 0), None)
+    if fit is None:
+        return None
+    mr, nr = fit
+    row, col = f"i{row_axis}", f"i{len(shape) - 1}"
+    others = [f"i{d}" for d in range(len(shape) - 1) if d != row_axis]
+    prims: list[Primitive] = [Split(row, mr), Split(col, nr),
+                              Reorder((f"{row}_o", f"{col}_o", *others, f"{row}_i", f"{col}_i"))]
+    if work >= H.PARALLEL_MIN_WORK and m // mr > 1:
+        prims.append(Parallel(f"{row}_o"))
+    return tuple(prims) + (CacheWrite(f"{row}_i"), Unroll(f"{row}_i", mr), Vectorize(f"{col}_i", lanes),
+                           Unroll(f"{col}_i", nr // lanes))
 
 
 def _cache_write_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Schedule:

@@ -174,9 +174,13 @@ def test_heuristic_tiles_outputs_for_a_strided_reduction():
     assert any(isinstance(p, CacheWrite) for p in _schedule_of(x.T @ g))          # weight-gradient form
     assert not any(isinstance(p, CacheWrite) for p in _schedule_of(x @ x.T))      # dot-product form
     assert not any(isinstance(p, CacheWrite) for p in _schedule_of(x.sum(axis=1)))
+    # 300 x 64: a register tile (rows x vectors, both dividing their axes, unrolled in full)
+    tiled = _schedule_of(x.T @ lt.asarray(np.ones((128, 64), np.float32)))
+    assert CacheWrite("i0_i") in tiled and Unroll("i0_i", 4) in tiled
 
 
-@pytest.mark.parametrize("shape", [(128, 33, 17), (5, 1, 40), (3, 9, 5000), (64, 300, 1), (1, 20, 19)],
+@pytest.mark.parametrize("shape", [(128, 33, 17), (5, 1, 40), (3, 9, 5000), (64, 300, 1), (1, 20, 19),
+                                   (16, 64, 128), (9, 28, 96), (2, 8, 16)],
                          ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_strided_reductions_match_numpy(shape, dtype):
