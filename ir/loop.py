@@ -128,6 +128,7 @@ class LocalStore:
     array: str
     index: Expr
     value: Expr
+    reassociate: bool = False   # an accumulator update: float adds may be regrouped (vectorized)
 
 
 @dataclass(frozen=True)

@@ -219,7 +219,8 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], nests: dict[str, lis
     lowering = _ExprLowering(reduces)
     idx = [values[f"r0_{a}"] if a in r.arg else out_idx[a] for a in range(len(shape))]
     current = loop.LocalLoad(array.name, position, r.dtype)
-    update = loop.LocalStore(array.name, position, Alu(_UPDATE[r.op], (current, lowering.expr(r.src[0], idx)), r.dtype))
+    update = loop.LocalStore(array.name, position, Alu(_UPDATE[r.op], (current, lowering.expr(r.src[0], idx)), r.dtype),
+                             reassociate=True)
     lowering.acc[r] = current
     out_index, _ = View.contiguous(shape).index(out_idx)
     finish = loop.Store(0, out_index, lowering.expr(expr, out_idx))

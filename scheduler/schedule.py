@@ -177,6 +177,9 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
             prims.append(Parallel("i0"))
         prims += [Vectorize(last, lanes), Unroll(last, H.ELEMENTWISE_UNROLL)]
         return tuple(prims)
+    dot_tile = _dot_tile_schedule(expr, reduces, work, lanes)
+    if dot_tile is not None:
+        return dot_tile
     if _outer_reduction(expr, reduces) and shape[-1] >= H.CACHE_WRITE_MIN_LANES:
         tiled = _register_tile_schedule(shape, work, lanes)
         if tiled is not None:
@@ -217,6 +220,47 @@ def _outer_reduction(expr: Node, reduces: list[Node]) -> bool:
     innermost = max(r.arg)
     return (any(st[innermost] not in (0, 1) for st in strides) and all(st[last] in (0, 1) for st in strides)
             and any(st[last] == 1 for st in strides))
+
+
+def _dot_tile_schedule(expr: Node, reduces: list[Node], work: int, lanes: int) -> Schedule | None:
+    """Dot products in a register tile: where one float reduction runs along an axis that every
+    load reads contiguously (x @ w.T: both operands hold K innermost) and two loads are
+    broadcast across different output axes (matmul-like reuse), an MR x NR tile of outputs
+    accumulates vectors along K together: per step, MR + NR vector loads feed MR * NR FMAs.
+    The tile loops unroll in full (registers), the reduction vectorizes; its lanes add up at
+    the end. None where the pattern or the divisibility does not hold."""
+    shape = expr.shape
+    if len(reduces) != 1 or len(shape) < 2 or shape[-1] < 2:
+        return None
+    (r,) = reduces
+    if not r.dtype.is_float or not r.arg or any(n.op is Op.GATHER for n in toposort([expr])):
+        return None
+    k = max(r.arg)
+    if r.src[0].shape[k] < H.DOT_TILE_MIN_REDUCTION:
+        return None
+    strides = _load_strides(r.src[0])
+    if not strides or any(st is None or st[k] not in (0, 1) for st in strides):
+        return None
+    col = len(shape) - 1
+    rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1 and d not in r.arg]
+    if not rows:
+        return None
+    m, row = max(rows)
+    reuse = any(st[col] == 0 and st[row] != 0 for st in strides) and any(st[row] == 0 and st[col] != 0
+                                                                          for st in strides)
+    fit = next(((mr, nr) for mr, nr in H.DOT_TILES if m % mr == 0 and shape[col] % nr == 0), None)
+    if not reuse or fit is None:
+        return None
+    mr, nr = fit
+    r_row, r_col = f"i{row}", f"i{col}"
+    others = [f"i{d}" for d in range(len(shape) - 1) if d != row]
+    prims: list[Primitive] = [Split(r_row, mr), Split(r_col, nr),
+                              Reorder((f"{r_row}_o", f"{r_col}_o", *others, f"{r_row}_i", f"{r_col}_i"))]
+    if work >= H.PARALLEL_MIN_WORK and m // mr > 1:
+        prims.append(Parallel(f"{r_row}_o"))
+    r_lanes = max(1, lanes * expr.dtype.itemsize // r.dtype.itemsize)
+    return tuple(prims) + (CacheWrite(f"{r_row}_i"), Unroll(f"{r_row}_i", mr), Unroll(f"{r_col}_i", nr),
+                           Vectorize(f"r0_{k}", r_lanes))
 
 
 def _register_tile_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Schedule | None:

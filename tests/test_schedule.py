@@ -172,7 +172,8 @@ def _schedule_of(out: lt.Tensor):
 def test_heuristic_tiles_outputs_for_a_strided_reduction():
     x, g = lt.asarray(np.ones((128, 300), np.float32)), lt.asarray(np.ones((128, 70), np.float32))
     assert any(isinstance(p, CacheWrite) for p in _schedule_of(x.T @ g))          # weight-gradient form
-    assert not any(isinstance(p, CacheWrite) for p in _schedule_of(x @ x.T))      # dot-product form
+    # the dot-product form vectorizes the reduction, not an output axis
+    assert all(p.axis.startswith("r") for p in _schedule_of(x @ x.T) if isinstance(p, Vectorize))
     assert not any(isinstance(p, CacheWrite) for p in _schedule_of(x.sum(axis=1)))
     # 300 x 64: a register tile (rows x vectors, both dividing their axes, unrolled in full)
     tiled = _schedule_of(x.T @ lt.asarray(np.ones((128, 64), np.float32)))
@@ -194,3 +195,28 @@ def test_strided_reductions_match_numpy(shape, dtype):
     np.testing.assert_allclose(((lx.T @ lg) * 0.5).exp().numpy(), np.exp((x.T @ g) * 0.5), rtol=rtol, atol=rtol)
     np.testing.assert_allclose((lx.T @ lg[:, 0]).numpy(), x.T @ g[:, 0], rtol=rtol, atol=rtol)
     np.testing.assert_allclose(lx.sum(axis=0).numpy(), x.sum(axis=0), rtol=rtol, atol=rtol)
+
+
+def test_heuristic_tiles_dot_products_in_registers():
+    """x @ w.T reads K innermost in both operands: a tile of dot products vectorized along K."""
+    x = lt.asarray(np.ones((128, 256), np.float32))
+    tiled = _schedule_of(x @ lt.asarray(np.ones((64, 256), np.float32)).T)
+    assert any(isinstance(p, CacheWrite) for p in tiled)
+    assert any(isinstance(p, Vectorize) and p.axis == "r0_1" for p in tiled)
+    assert not any(isinstance(p, CacheWrite) for p in _schedule_of(x.sum(axis=1)))       # no reuse
+    short = lt.asarray(np.ones((128, 8), np.float32))
+    assert not any(isinstance(p, CacheWrite) for p in _schedule_of(short @ short.T))     # K too short
+
+
+@pytest.mark.parametrize("shape", [(8, 64, 12), (12, 200, 6), (4, 97, 8), (9, 130, 7), (16, 64, 1)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dot_product_tiles_match_numpy(shape, dtype):
+    """Shapes that take the dot-product tile (and ones that fall back), with a fused epilogue."""
+    m, k, n = shape
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((n, k)).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    got = lt.nn.functional.relu(lt.asarray(x) @ lt.asarray(w).T + lt.asarray(b)).numpy()
+    rtol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(got, np.maximum(x @ w.T + b, 0), rtol=rtol, atol=rtol)

@@ -129,7 +129,7 @@ class _Renderer:
             value = self.expr(stmt.value, reassociate=stmt.reassociate)
             self.emit(f"store {LLVM_TYPE[stmt.var.dtype.name]} {value}, ptr %{stmt.var.name}.addr")
         elif isinstance(stmt, loop.LocalStore):
-            value = self.expr(stmt.value)
+            value = self.expr(stmt.value, reassociate=stmt.reassociate)
             dtype = stmt.value.dtype
             self.emit(f"store {LLVM_TYPE[dtype.name]} {value}, ptr {self._local_address(stmt.array, stmt.index, dtype)}")
         else:
