@@ -72,4 +72,5 @@ class Stats:
     disk_cache_hits: int = 0
     compile_seconds: float = 0.0
     transfers: int = 0          # copies between devices (Tensor.to)
+    plan_cache_hits: int = 0    # realizes of a graph structure seen before (no passes ran)
     extra: dict = field(default_factory=dict)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -34,6 +35,7 @@ class Runtime:
         self.cache = KernelCache(stats)
         self.loaded: dict[str, CompiledKernel] = {}      # by kernel name (a hash of its source)
         self.by_expression: dict[Any, CompiledKernel] = {}  # by fused kernel expression
+        self.plans: "OrderedDict[tuple, Any]" = OrderedDict()  # realize plans by graph structure
 
     def compile(self, kernel: Kernel, prefix: str) -> CompiledKernel:
         """The loaded program for `kernel` (named by its content, so equal kernels share it)."""

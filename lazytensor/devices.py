@@ -113,4 +113,5 @@ def stats() -> dict:
         "disk_cache_hits": STATS.disk_cache_hits,
         "compile_seconds": STATS.compile_seconds,
         "transfers": STATS.transfers,
+        "plan_cache_hits": STATS.plan_cache_hits,
     }

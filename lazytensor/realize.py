@@ -1,8 +1,9 @@
 """realize(): the whole pipeline from pending graph to buffers, one readable function.
 
+    structure of the graph -> a plan cached for it? run it. Else:
     optimize (fold, simplify; CSE by hash-consing)  ->  fuse into kernels
     -> per kernel: collapse axes -> schedule (heuristics) -> lower to loop IR
-    -> render + compile (cached) -> launch
+    -> render + compile (cached) -> the plan (lazytensor/plan.py) -> launch
 """
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import sys
 import weakref
 from typing import TYPE_CHECKING
 
-from .backends.protocol import Buffer
+from . import plan
 from .backends.runtime import CompiledKernel, Runtime
 from .autograd import tracks
 from .devices import runtime
 from .ir.graph import Node, pretty, toposort
-from .ir.ops import OPAQUE, Op
+from .ir.ops import Op
 from .ir.passes import optimize
 from .ir.verify import verify
 from .scheduler.collapse import collapse_axes
@@ -68,22 +69,34 @@ def realize(*tensors: "Tensor") -> None:
             by_device.setdefault(t.device, []).append(t)
     for device, pending in by_device.items():
         rt = runtime(device)
-        roots = optimize(_known_values([t.node for t in pending]))
-        if rt.debug:
-            verify(roots)
-        if rt.debug >= 3:
-            print("---- graph ----\n" + pretty(roots), file=sys.stderr)
-        # a reshape at the top is a view of the realized memory, like numpy's: no kernel for it
-        bases = [_strip_reshapes(root) for root in roots]
-        with _recursion_for(bases):
-            buffers = run_kernels(rt, bases)
-        for t, root, base in zip(pending, roots, bases):
-            buffer = buffers[base] if base in buffers else rt.device.allocate(base.shape, base.dtype)
-            value = Node(Op.BUFFER, root.dtype, root.shape, (), buffer.reshaped(root.shape))
+        graph = _known_values([t.node for t in pending])
+        key, leaves = plan.structure(graph)
+        found = plan.cached(rt, key)
+        if found is None:
+            found = _plan(rt, graph, leaves)
+            plan.remember(rt, key, found)
+        else:
+            rt.stats.plan_cache_hits += 1
+        for t, buffer in zip(pending, plan.run(rt, found, leaves)):
+            value = Node(Op.BUFFER, t.node.dtype, t.node.shape, (), buffer.reshaped(t.node.shape))
             if tracks(t.node):
                 _REALIZED[t.node] = value
             else:
                 t.node = value
+
+
+def _plan(rt: Runtime, graph: list[Node], leaves: list[Node]) -> plan.Plan:
+    """The passes, for a structure not seen before: optimize, fuse, then per kernel schedule,
+    lower and compile (in compiled_kernel)."""
+    roots = optimize(graph)
+    if rt.debug:
+        verify(roots)
+    if rt.debug >= 3:
+        print("---- graph ----\n" + pretty(roots), file=sys.stderr)
+    # a reshape at the top is a view of the realized memory, like numpy's: no kernel for it
+    bases = [_strip_reshapes(root) for root in roots]
+    with _recursion_for(bases):
+        return plan.build(fuse(bases), bases, leaves, lambda spec: compiled_kernel(rt, spec.expr, len(spec.inputs)))
 
 
 def _known_values(roots: list[Node]) -> list[Node]:
@@ -118,28 +131,6 @@ def _strip_reshapes(node: Node) -> Node:
     while node.op is Op.RESHAPE:
         node = node.src[0]
     return node
-
-
-def run_kernels(rt: Runtime, roots: list[Node]) -> dict[Node, Buffer]:
-    """Fuse `roots` into kernels, compile and launch them; the buffer of every realized node."""
-    buffers: dict[Node, Buffer] = {}
-    for spec in fuse(roots):
-        out = rt.device.allocate(spec.root.shape, spec.root.dtype)
-        inputs = [n.arg if n.op is Op.BUFFER else buffers[n] if n in buffers else
-                  rt.device.allocate(n.shape, n.dtype) for n in spec.inputs]   # (zero-size: no kernel)
-        foreign = {b.device for b in inputs} - {rt.device.name}
-        if foreign:  # a kernel must never touch another device's memory (it would crash)
-            raise ValueError(f"this computation on {rt.device.name} reads tensors on {', '.join(sorted(foreign))}; "
-                             "move them with .to(device) first")
-        if spec.root.op in OPAQUE:
-            rt.run_opaque(spec.root.op, spec.root.arg, inputs, out)
-        else:
-            rt.launch(compiled_kernel(rt, spec.expr, len(spec.inputs)), [out] + inputs)
-        buffers[spec.root] = out
-    for root in roots:
-        if root.op is Op.BUFFER:
-            buffers[root] = root.arg
-    return buffers
 
 
 def compiled_kernel(rt: Runtime, expr: Node, ninputs: int) -> CompiledKernel:

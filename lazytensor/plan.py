@@ -1,0 +1,112 @@
+"""Realize plans: the steps a graph's *structure* needs, found once and replayed.
+
+A training loop builds the same graph every step, with new buffers. The first realize of a
+structure optimizes, fuses, schedules and compiles it into a plan: a list of steps (a compiled
+kernel or an opaque op, the slots it reads, the shape of what it writes). A later realize of
+the same structure on the same device -- the same ops, dtypes, shapes and constants, the same
+pattern of shared nodes and inputs -- runs the plan on its own input buffers, skipping every
+pass. Buffer identities never enter the structure (only their dtype and shape), so the plan is
+valid for any buffers of that layout: buffers are contiguous and immutable.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+from .backends.protocol import Buffer
+from .backends.runtime import CompiledKernel, Runtime
+from .ir.dtypes import DType
+from .ir.graph import Node, _arg_key, toposort
+from .ir.ops import OPAQUE, Op
+
+MAX_PLANS = 512   # per device; the least recently used is forgotten beyond it
+
+
+@dataclass(frozen=True)
+class Step:
+    run: Union[CompiledKernel, tuple[Op, Any], None]   # a kernel, an opaque (op, arg), or None:
+    inputs: tuple[int, ...]                            # only memory (a zero-size result)
+    shape: tuple[int, ...]
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Slots 0..n_leaves-1 are the graph's input buffers, in structure order; step j writes slot
+    n_leaves + j; `outputs` are the slots of the realized roots."""
+    n_leaves: int
+    steps: tuple[Step, ...]
+    outputs: tuple[int, ...]
+    read_leaves: tuple[int, ...]   # the input slots some step reads (their device is checked)
+
+
+def structure(roots: list[Node]) -> tuple[tuple, list[Node]]:
+    """A hashable description of the graph under `roots` that leaves out which buffers it reads,
+    and those buffers' nodes, in the order the description numbers them."""
+    index: dict[Node, int] = {}
+    parts: list[tuple] = []
+    leaves: list[Node] = []
+    for node in toposort(roots):
+        index[node] = len(parts)
+        if node.op is Op.BUFFER:
+            leaves.append(node)
+            parts.append((node.dtype, node.shape))
+        else:
+            parts.append((node.op, node.dtype, node.shape, _arg_key(node.arg), tuple(index[s] for s in node.src)))
+    return (tuple(parts), tuple(index[r] for r in roots)), leaves
+
+
+def cached(rt: Runtime, key: tuple) -> Optional[Plan]:
+    plans: OrderedDict = rt.plans
+    plan = plans.get(key)
+    if plan is not None:
+        plans.move_to_end(key)
+    return plan
+
+
+def remember(rt: Runtime, key: tuple, plan: Plan) -> None:
+    rt.plans[key] = plan
+    while len(rt.plans) > MAX_PLANS:
+        rt.plans.popitem(last=False)
+
+
+def build(specs: list, bases: list[Node], leaves: list[Node], compile_kernel) -> Plan:
+    """The plan that runs the fused kernels `specs` (in order) and yields `bases`."""
+    slot: dict[Node, int] = {leaf: i for i, leaf in enumerate(leaves)}
+    steps: list[Step] = []
+
+    def add(step: Step, node: Node) -> int:
+        slot[node] = len(leaves) + len(steps)
+        steps.append(step)
+        return slot[node]
+
+    read: set[int] = set()
+    for spec in specs:
+        inputs = []
+        for n in spec.inputs:
+            if n not in slot:   # a zero-size intermediate: memory, no kernel
+                add(Step(None, (), n.shape, n.dtype), n)
+            inputs.append(slot[n])
+        read.update(i for i in inputs if i < len(leaves))
+        run = (spec.root.op, spec.root.arg) if spec.root.op in OPAQUE else compile_kernel(spec)
+        add(Step(run, tuple(inputs), spec.root.shape, spec.root.dtype), spec.root)
+    outputs = tuple(slot[b] if b in slot else add(Step(None, (), b.shape, b.dtype), b) for b in bases)
+    return Plan(len(leaves), tuple(steps), outputs, tuple(sorted(read)))
+
+
+def run(rt: Runtime, plan: Plan, leaves: list[Node]) -> list[Buffer]:
+    """Run `plan` on the buffers of `leaves`; the buffers of its outputs."""
+    slots: list[Buffer] = [leaf.arg for leaf in leaves]
+    foreign = {slots[i].device for i in plan.read_leaves} - {rt.device.name}
+    if foreign:  # a kernel must never touch another device's memory (it would crash)
+        raise ValueError(f"this computation on {rt.device.name} reads tensors on {', '.join(sorted(foreign))}; "
+                         "move them with .to(device) first")
+    for step in plan.steps:
+        out = rt.device.allocate(step.shape, step.dtype)
+        if isinstance(step.run, CompiledKernel):
+            rt.launch(step.run, [out] + [slots[i] for i in step.inputs])
+        elif step.run is not None:
+            rt.run_opaque(step.run[0], step.run[1], [slots[i] for i in step.inputs], out)
+        slots.append(out)
+    return [slots[i] for i in plan.outputs]
