@@ -52,8 +52,8 @@ class DType:
         except TypeError:
             return False
 
-    def __hash__(self) -> int:
-        return hash(self.name)
+    # the dtypes are module-level singletons (pickled by name): hash by identity, a C-level call
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"lazytensor.{self.name}"

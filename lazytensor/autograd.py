@@ -119,16 +119,23 @@ def tracks(node: Node) -> bool:
     known = _TRACKS.get(node)
     if known is not None:
         return known
-    sources = [_TRACKS.get(s) for s in node.src]
-    if None not in sources:   # the usual case: a new node on known ones
-        _TRACKS[node] = known = node in _LEAVES or (node.dtype.is_float and node.op is not Op.DETACH
-                                                     and any(sources))
-        return known
-    for n in toposort([node], expand=lambda n: n not in _TRACKS):
+    stack = [node]   # depth first: a node is decided once its computed sources are
+    while stack:
+        n = stack[-1]
+        unknown = [s for s in n.src if s.src and s not in _TRACKS]
+        if unknown:
+            stack.extend(unknown)
+            continue
+        stack.pop()
         if n not in _TRACKS:
-            _TRACKS[n] = n in _LEAVES or (n.dtype.is_float and n.op is not Op.DETACH
-                                          and any(_TRACKS[s] for s in n.src))
+            _TRACKS[n] = _is_leaf(n) or (n.dtype.is_float and n.op is not Op.DETACH and any(
+                _TRACKS[s] if s.src else _is_leaf(s) for s in n.src))
     return _TRACKS[node]
+
+
+def _is_leaf(node: Node) -> bool:
+    """A leaf's value node, or one a leaf held before an in-place update (backward raises there)."""
+    return node in _LEAVES or node in _REPLACED
 
 
 def adopt(node: Node) -> tuple[Node, bool]:
