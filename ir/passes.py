@@ -6,6 +6,7 @@ what the outputs reach, so a branch a rule cut off (`where(True, a, b) -> a`) di
 """
 from __future__ import annotations
 
+import struct
 from typing import Callable, Optional
 
 import numpy as np
@@ -18,7 +19,12 @@ from .rules import NUMPY_REFERENCE
 
 def const(value, dtype: DType, shape: tuple[int, ...]) -> Node:
     """A CONST node; the value is stored exactly as `dtype` holds it (float32 rounding, wrap)."""
-    scalar = np.array(value).astype(dtype.np).item()
+    if type(value) in (float, int) and dtype.name == "float64" and abs(value) < (1 << 53):
+        scalar = float(value)   # exact already: the common cases need no numpy round trip
+    elif type(value) in (float, int) and dtype.name == "float32" and abs(value) < 3e38:
+        scalar = struct.unpack("<f", struct.pack("<f", value))[0]   # rounded to float32
+    else:
+        scalar = np.array(value).astype(dtype.np).item()
     return Node(Op.CONST, dtype, tuple(shape), (), scalar)
 
 

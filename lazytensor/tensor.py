@@ -747,6 +747,10 @@ def operands(*values: Any, name: str, device: Optional[str] = None,
     """Graph nodes for `values` (tensors, Python scalars, array-likes) with one dtype (numpy-2
     promotion, scalars weak) and one broadcast shape, and the device they share. With `ufunc`,
     the dtype is the one that numpy's ufunc computes in (int8 / int8 divides in float64)."""
+    if ufunc is None or ufunc in _FLOAT_PRESERVING:
+        fast = _same_float_operands(*values)
+        if fast is not None:   # (the tensors' device wins over `device`, as below)
+            return fast, next(v.device for v in values if type(v) is Tensor)
     tensors = [v for v in values if isinstance(v, Tensor)]
     device = same_device(*tensors, name=name) if tensors else canonical_device(device)
     items: list[Any] = []
@@ -785,8 +789,17 @@ _UFUNC = {
 }
 
 
+# Ops whose result keeps a float operand dtype: for two float tensors of one dtype, shape and
+# device there is nothing to promote, broadcast or check (the common case in a model).
+_FLOAT_SAME = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.ATAN2, Op.HYPOT, Op.COPYSIGN})
+
+
 def binary(op: Op, a: Any, b: Any) -> Tensor:
     """`a op b` with numpy's promotion and broadcasting."""
+    if op in _FLOAT_SAME:
+        fast = _same_float_operands(a, b)
+        if fast is not None:
+            return Tensor(Node(op, fast[0].dtype, fast[0].shape, tuple(fast)), a.device if type(a) is Tensor else b.device)
     name = op.name.lower()
     if op in COMPARISON:
         a, b = _comparable(a, b)
@@ -798,6 +811,36 @@ def binary(op: Op, a: Any, b: Any) -> Tensor:
     elif op is Op.POW and x.dtype.is_integer and y.op is Op.CONST and y.arg < 0:
         raise ValueError("integers to negative integer powers are not allowed; use a float base")
     return Tensor(make(op, x, y), device)
+
+
+def _same_float_operands(*values: Any) -> Optional[list[Node]]:
+    """The nodes of the operands where nothing needs promoting or broadcasting: float32/64
+    tensors of one dtype, shape and device, and Python floats (or small ints, exact in float32).
+    None otherwise: the general path decides."""
+    tensors = [v for v in values if type(v) is Tensor]
+    if not tensors:
+        return None
+    first = tensors[0]
+    dtype, shape, device = first.dtype, first.node.shape, first.device
+    if dtype.name not in ("float32", "float64"):
+        return None
+    for t in tensors[1:]:
+        if t.dtype is not dtype or t.node.shape != shape or t.device != device:
+            return None
+    nodes = []
+    for v in values:
+        if type(v) is Tensor:
+            nodes.append(v.node)
+        elif type(v) is float or (type(v) is int and -(1 << 24) < v < (1 << 24)):
+            nodes.append(const(v, dtype, shape))
+        else:
+            return None
+    return nodes
+
+
+# numpy ufuncs whose result keeps a float32/64 operand dtype (comparisons pass no ufunc)
+_FLOAT_PRESERVING = frozenset({np.add, np.subtract, np.multiply, np.true_divide, np.power, np.maximum, np.minimum,
+                               np.arctan2, np.hypot, np.copysign, np.remainder, np.floor_divide})
 
 
 def _comparable(a: Any, b: Any) -> tuple[Any, Any]:
