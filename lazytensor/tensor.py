@@ -750,7 +750,7 @@ def operands(*values: Any, name: str, device: Optional[str] = None,
     if ufunc is None or ufunc in _FLOAT_PRESERVING:
         fast = _same_float_operands(*values)
         if fast is not None:   # (the tensors' device wins over `device`, as below)
-            return fast, next(v.device for v in values if type(v) is Tensor)
+            return fast, next(v.device for v in values if isinstance(v, Tensor))
     tensors = [v for v in values if isinstance(v, Tensor)]
     device = same_device(*tensors, name=name) if tensors else canonical_device(device)
     items: list[Any] = []
@@ -799,7 +799,7 @@ def binary(op: Op, a: Any, b: Any) -> Tensor:
     if op in _FLOAT_SAME:
         fast = _same_float_operands(a, b)
         if fast is not None:
-            return Tensor(Node(op, fast[0].dtype, fast[0].shape, tuple(fast)), a.device if type(a) is Tensor else b.device)
+            return Tensor(Node(op, fast[0].dtype, fast[0].shape, tuple(fast)), a.device if isinstance(a, Tensor) else b.device)
     name = op.name.lower()
     if op in COMPARISON:
         a, b = _comparable(a, b)
@@ -817,7 +817,7 @@ def _same_float_operands(*values: Any) -> Optional[list[Node]]:
     """The nodes of the operands where nothing needs promoting or broadcasting: float32/64
     tensors of one dtype, shape and device, and Python floats (or small ints, exact in float32).
     None otherwise: the general path decides."""
-    tensors = [v for v in values if type(v) is Tensor]
+    tensors = [v for v in values if isinstance(v, Tensor)]
     if not tensors:
         return None
     first = tensors[0]
@@ -829,7 +829,7 @@ def _same_float_operands(*values: Any) -> Optional[list[Node]]:
             return None
     nodes = []
     for v in values:
-        if type(v) is Tensor:
+        if isinstance(v, Tensor):
             nodes.append(v.node)
         elif type(v) is float or (type(v) is int and -(1 << 24) < v < (1 << 24)):
             nodes.append(const(v, dtype, shape))
