@@ -27,7 +27,9 @@ def _arg_key(arg: Any) -> Any:
 
 
 class Node:
-    __slots__ = ("op", "dtype", "shape", "src", "arg", "__weakref__")
+    # `tracks` is autograd's memo (lazytensor/autograd.py): whether gradients flow from this node
+    # to a leaf tensor; None until asked. A derived fact, so it does not make nodes mutable values.
+    __slots__ = ("op", "dtype", "shape", "src", "arg", "tracks", "__weakref__")
     _live: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
 
     op: Op
@@ -41,7 +43,7 @@ class Node:
         node = cls._live.get(key)
         if node is None:
             node = object.__new__(cls)
-            for name, value in zip(cls.__slots__, (op, dtype, tuple(shape), tuple(src), arg)):
+            for name, value in zip(cls.__slots__, (op, dtype, tuple(shape), tuple(src), arg, None)):
                 object.__setattr__(node, name, value)
             cls._live[key] = node
         return node

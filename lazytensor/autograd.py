@@ -86,7 +86,6 @@ def enable_grad() -> _GradMode:
 
 _LEAVES: "weakref.WeakValueDictionary[Node, Tensor]" = weakref.WeakValueDictionary()
 _REPLACED: "weakref.WeakKeyDictionary[Node, bool]" = weakref.WeakKeyDictionary()  # old leaf values
-_TRACKS: "weakref.WeakKeyDictionary[Node, bool]" = weakref.WeakKeyDictionary()
 
 
 def register_leaf(tensor: "Tensor", buffer_node: Node) -> Node:
@@ -101,9 +100,12 @@ def register_leaf(tensor: "Tensor", buffer_node: Node) -> Node:
     return node
 
 
-def unregister_leaf(tensor: "Tensor") -> None:
-    if _LEAVES.get(tensor.node) is tensor:
-        del _LEAVES[tensor.node]
+def unregister_leaf(tensor: "Tensor") -> Node:
+    """The tensor's value as a fresh, plain BUFFER node (the leaf node may be memoized as tracking)."""
+    node = tensor.node
+    if _LEAVES.get(node) is tensor:
+        del _LEAVES[node]
+    return Node(Op.BUFFER, node.dtype, node.shape, (), node.arg.reshaped(node.shape))
 
 
 def is_leaf_node(tensor: "Tensor") -> bool:
@@ -112,25 +114,25 @@ def is_leaf_node(tensor: "Tensor") -> bool:
 
 def tracks(node: Node) -> bool:
     """Whether gradients flow from `node` to some leaf: it reaches one through float nodes, not
-    through a DETACH (bool and integer values carry no gradient). Memoized per node; a node
+    through a DETACH (bool and integer values carry no gradient). Memoized on the node; a node
     never changes its answer, since new leaves are fresh nodes."""
     if not _LEAVES:
         return False
-    known = _TRACKS.get(node)
-    if known is not None:
-        return known
+    if node.tracks is not None:
+        return node.tracks
     stack = [node]   # depth first: a node is decided once its computed sources are
     while stack:
         n = stack[-1]
-        unknown = [s for s in n.src if s.src and s not in _TRACKS]
+        unknown = [s for s in n.src if s.src and s.tracks is None]
         if unknown:
             stack.extend(unknown)
             continue
         stack.pop()
-        if n not in _TRACKS:
-            _TRACKS[n] = _is_leaf(n) or (n.dtype.is_float and n.op is not Op.DETACH and any(
-                _TRACKS[s] if s.src else _is_leaf(s) for s in n.src))
-    return _TRACKS[node]
+        if n.tracks is None:
+            value = _is_leaf(n) or (n.dtype.is_float and n.op is not Op.DETACH and any(
+                s.tracks if s.src else _is_leaf(s) for s in n.src))
+            object.__setattr__(n, "tracks", value)
+    return node.tracks
 
 
 def _is_leaf(node: Node) -> bool:

@@ -322,7 +322,8 @@ class Tensor:
             if not self.is_leaf:
                 raise RuntimeError("requires_grad_(False) works on leaf tensors only; use .detach() "
                                    "for a result of operations")
-            autograd.unregister_leaf(self)
+            if autograd.is_leaf_node(self):
+                self.node = autograd.unregister_leaf(self)
             self.requires_grad = False
             return self
         if self.requires_grad:
