@@ -274,19 +274,26 @@ def _register_tile_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Sc
         return None
     m, row_axis = max(rows)
     n = shape[-1]
-    fit = next(((mr, vectors * lanes) for mr, vectors in H.REGISTER_TILES
-                if m % mr == 0 and n % (vectors * lanes) == 0), None)
-    if fit is None:
-        return None
-    mr, nr = fit
     row, col = f"i{row_axis}", f"i{len(shape) - 1}"
     others = [f"i{d}" for d in range(len(shape) - 1) if d != row_axis]
-    prims: list[Primitive] = [Split(row, mr), Split(col, nr),
-                              Reorder((f"{row}_o", f"{col}_o", *others, f"{row}_i", f"{col}_i"))]
+    fit = next(((mr, vectors * lanes) for mr, vectors in H.REGISTER_TILES
+                if m % mr == 0 and n % (vectors * lanes) == 0), None)
+    if fit is not None:
+        mr, nr = fit
+        prims: list[Primitive] = [Split(row, mr), Split(col, nr),
+                                  Reorder((f"{row}_o", f"{col}_o", *others, f"{row}_i", f"{col}_i"))]
+        tile_col, width, vectors = f"{col}_i", lanes, nr // lanes
+    else:   # a short last axis (a 10-class layer) is a whole row of the tile
+        mr = next((mr for mr in H.SHORT_ROW_TILES if m % mr == 0), None)
+        if mr is None or n > 2 * lanes:
+            return None
+        prims = [Split(row, mr), Reorder((f"{row}_o", *others, f"{row}_i", col))]
+        tile_col, width = col, min(lanes, 1 << (n.bit_length() - 1))
+        vectors = -(-n // width)
     if work >= H.PARALLEL_MIN_WORK and m // mr > 1:
         prims.append(Parallel(f"{row}_o"))
-    return tuple(prims) + (CacheWrite(f"{row}_i"), Unroll(f"{row}_i", mr), Vectorize(f"{col}_i", lanes),
-                           Unroll(f"{col}_i", nr // lanes))
+    return tuple(prims) + (CacheWrite(f"{row}_i"), Unroll(f"{row}_i", mr), Vectorize(tile_col, width),
+                           Unroll(tile_col, vectors))
 
 
 def _cache_write_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Schedule:

@@ -181,7 +181,7 @@ def test_heuristic_tiles_outputs_for_a_strided_reduction():
 
 
 @pytest.mark.parametrize("shape", [(128, 33, 17), (5, 1, 40), (3, 9, 5000), (64, 300, 1), (1, 20, 19),
-                                   (16, 64, 128), (9, 28, 96), (2, 8, 16)],
+                                   (16, 64, 128), (9, 28, 96), (2, 8, 16), (16, 64, 10), (8, 24, 5)],
                          ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_strided_reductions_match_numpy(shape, dtype):
