@@ -20,10 +20,11 @@ ELEMENTWISE_UNROLL = 2
 # (CacheWrite): 2048 float32 are 8 KB, well inside L1 beside the rows being read.
 CACHE_WRITE_TILE = 2048
 
-# Register tiles (rows, vectors per row) for a CacheWrite micro-kernel, best first: at most 16
-# accumulator registers (of AVX-512's 32; the rest hold the broadcasts and loads). 4 x 4 vectors
-# measured 130-250 GFLOP/s on a 784x512 weight gradient here, against ~50 for a one-row tile.
-REGISTER_TILES = ((4, 4), (8, 2), (2, 4), (4, 2), (8, 1), (1, 4), (2, 2), (1, 2), (1, 1))
+# Vector accumulators of a CacheWrite register tile: at most 16 (of AVX-512's 32; the rest hold
+# the broadcasts and loads), and at least 4 to be worth it. 4 rows x 4 vectors measured
+# 130-250 GFLOP/s on a 784x512 weight gradient here, against ~50 for a one-row tile.
+TILE_ACCUMULATORS = 16
+TILE_MIN_ACCUMULATORS = 4
 
 # Rows of a register tile whose row is a whole short last axis (at most two vectors: a 10-class
 # output layer's weight gradient): 8 rows measured 60-100 us on 512x10 over a batch of 128,

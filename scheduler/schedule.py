@@ -276,8 +276,7 @@ def _register_tile_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Sc
     n = shape[-1]
     row, col = f"i{row_axis}", f"i{len(shape) - 1}"
     others = [f"i{d}" for d in range(len(shape) - 1) if d != row_axis]
-    fit = next(((mr, vectors * lanes) for mr, vectors in H.REGISTER_TILES
-                if m % mr == 0 and n % (vectors * lanes) == 0), None)
+    fit = _best_tile(m, n, lanes)
     if fit is not None:
         mr, nr = fit
         prims: list[Primitive] = [Split(row, mr), Split(col, nr),
@@ -294,6 +293,20 @@ def _register_tile_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Sc
         prims.append(Parallel(f"{row}_o"))
     return tuple(prims) + (CacheWrite(f"{row}_i"), Unroll(f"{row}_i", mr), Vectorize(tile_col, width),
                            Unroll(tile_col, vectors))
+
+
+def _best_tile(m: int, n: int, lanes: int) -> tuple[int, int] | None:
+    """(rows, columns) of the register tile for an m x n output: the tile must divide both
+    (its loops unroll fully; LLVM interleaves a power of two of vectors) and hold at most
+    H.TILE_ACCUMULATORS vectors; the most FMAs per
+    load first (each step broadcasts `rows` values and loads `vectors`: rows*vectors FMAs per
+    rows+vectors loads), then the most accumulators."""
+    fits = [(mr * v / (mr + v), mr * v, mr, v) for mr in range(1, H.TILE_ACCUMULATORS + 1)
+            for v in (1, 2, 4, 8) if mr * v <= H.TILE_ACCUMULATORS and m % mr == 0 and n % (v * lanes) == 0]
+    if not fits:
+        return None
+    _, _, mr, v = max(fits)
+    return (mr, v * lanes) if mr * v >= H.TILE_MIN_ACCUMULATORS else None
 
 
 def _cache_write_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Schedule:
