@@ -456,8 +456,8 @@ GELU = _stateless("GELU", F.gelu, "gelu as a module.\n\n>>> lt.nn.GELU()(lt.zero
 LeakyReLU = _stateless("LeakyReLU", F.leaky_relu,
                        "leaky_relu as a module.\n\n>>> lt.nn.LeakyReLU(0.5)(lt.asarray([-2.0])).tolist()\n[-1.0]",
                        negative_slope=0.01)
-Softmax = _stateless("Softmax", F.softmax, "softmax as a module.\n\n>>> lt.nn.Softmax(dim=0)(lt.zeros(2)).tolist()\n[0.5, 0.5]",
-                     dim=-1)
+Softmax = _stateless("Softmax", F.softmax,
+                     "softmax as a module.\n\n>>> lt.nn.Softmax(dim=0)(lt.zeros(2)).tolist()\n[0.5, 0.5]", dim=-1)
 LogSoftmax = _stateless("LogSoftmax", F.log_softmax,
                         "log_softmax as a module.\n\n>>> lt.nn.LogSoftmax(dim=0)(lt.zeros(1)).tolist()\n[0.0]", dim=-1)
 MaxPool2d = _stateless("MaxPool2d", F.max_pool2d,
@@ -468,7 +468,8 @@ AvgPool2d = _stateless("AvgPool2d", F.avg_pool2d,
                        kernel_size=2, stride=None, padding=0)
 CrossEntropyLoss = _stateless("CrossEntropyLoss", F.cross_entropy,
                               "cross_entropy as a module: loss(logits, target).\n\n"
-                              ">>> round(lt.nn.CrossEntropyLoss()(lt.zeros((1, 2)), lt.asarray([0])).item(), 4)\n0.6931",
+                              ">>> loss = lt.nn.CrossEntropyLoss()(lt.zeros((1, 2)), lt.asarray([0]))\n"
+                              ">>> round(loss.item(), 4)\n0.6931",
                               reduction="mean", ignore_index=-100, label_smoothing=0.0)
 MSELoss = _stateless("MSELoss", F.mse_loss,
                      "mse_loss as a module: loss(input, target).\n\n"
