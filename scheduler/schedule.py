@@ -154,7 +154,9 @@ def _gpu_matmul_schedule(expr: Node, reduces: list[Node], target: Target) -> Sch
 
 def cpu_schedule(expr: Node, target: Target) -> Schedule:
     """CPU heuristics: the outer loop in parallel chunks on every core when there is enough work,
-    the innermost loop vectorized for the SIMD width (with several accumulators in reductions)."""
+    the innermost loop vectorized for the SIMD width (with several accumulators in reductions).
+    Matmul-like reductions get register tiles (CacheWrite): dot products along a contiguous K,
+    or rows of outputs updated per element of a strided reduction (weight gradients, A @ B)."""
     shape = expr.shape
     reduces = reductions(expr)
     # as many lanes as the widest value in the kernel fits in one vector register
@@ -296,11 +298,10 @@ def _register_tile_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Sc
 
 
 def _best_tile(m: int, n: int, lanes: int) -> tuple[int, int] | None:
-    """(rows, columns) of the register tile for an m x n output: the tile must divide both
-    (its loops unroll fully; LLVM interleaves a power of two of vectors) and hold at most
-    H.TILE_ACCUMULATORS vectors; the most FMAs per
-    load first (each step broadcasts `rows` values and loads `vectors`: rows*vectors FMAs per
-    rows+vectors loads), then the most accumulators."""
+    """(rows, columns) of the register tile for an m x n output. The tile divides both (its
+    loops unroll fully; LLVM interleaves a power of two of vectors) and holds at most
+    H.TILE_ACCUMULATORS vectors. Most FMAs per load first (each step broadcasts `rows` values
+    and loads `vectors`: rows*vectors FMAs per rows+vectors loads), then most accumulators."""
     fits = [(mr * v / (mr + v), mr * v, mr, v) for mr in range(1, H.TILE_ACCUMULATORS + 1)
             for v in (1, 2, 4, 8) if mr * v <= H.TILE_ACCUMULATORS and m % mr == 0 and n % (v * lanes) == 0]
     if not fits:
