@@ -9,14 +9,13 @@ ratio to torch (and to numpy). The first step's loss of each is printed too: the
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from typing import Callable
 
 import numpy as np
 
 import lazytensor as lt
 import lazytensor.nn.functional as F
+from bench_core import median_time   # (this folder is on the path when a benchmark runs)
 
 try:
     import torch
@@ -24,16 +23,6 @@ except ImportError:
     torch = None
 
 SIZES, BATCH, LR = (784, 512, 10), 128, 0.01
-
-
-def median_time(step: Callable[[], float], repeat: int) -> float:
-    step()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def numpy_step(weights: list[np.ndarray], x: np.ndarray, labels: np.ndarray) -> Callable[[], float]:

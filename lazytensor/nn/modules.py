@@ -377,34 +377,6 @@ class Embedding(Module):
         return F.embedding(indices, self.weight)
 
 
-class Sequential(Module):
-    """Modules applied one after another.
-
-    >>> net = lt.nn.Sequential(lt.nn.Linear(4, 8), lt.nn.ReLU(), lt.nn.Linear(8, 2))
-    >>> net(lt.ones((1, 4))).shape
-    (1, 2)
-    """
-
-    def __init__(self, *modules: Module):
-        super().__init__()
-        for i, module in enumerate(modules):
-            setattr(self, str(i), module)
-
-    def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def forward(self, x: Any) -> Any:
-        for module in self._modules.values():
-            x = module(x)
-        return x
-
-
 class ModuleList(Module):
     """A list of modules, registered (so their parameters are found).
 
@@ -428,6 +400,23 @@ class ModuleList(Module):
 
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
+
+
+class Sequential(ModuleList):
+    """Modules applied one after another.
+
+    >>> net = lt.nn.Sequential(lt.nn.Linear(4, 8), lt.nn.ReLU(), lt.nn.Linear(8, 2))
+    >>> net(lt.ones((1, 4))).shape
+    (1, 2)
+    """
+
+    def __init__(self, *modules: Module):
+        super().__init__(modules)
+
+    def forward(self, x: Any) -> Any:
+        for module in self:
+            x = module(x)
+        return x
 
 
 def _stateless(name: str, function: Any, doc: str, **fixed: Any) -> type:
