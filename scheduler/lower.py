@@ -179,13 +179,23 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
         store = loop.If(Alu(Op.CMPEQ, (thread_var, loop.const(0)), loop.bool_), (store,))
     if store_guard is not None:
         store = loop.If(store_guard, (store,))
-    stmts = tuple(body) + (store,)
-    loops = nests["out"]
-    for lp in reversed(loops):
-        stmts = (_wrap(lp, stmts),)
-    parallel = loops[0].extent if loops and loops[0].kind is LoopKind.PARALLEL else None
+    return _kernel(name, expr, lowering, nparams, nests["out"], tuple(body) + (store,), blocks=blocks, threads=threads,
+                   bindings=bindings, local_arrays=tuple(local_arrays))
+
+
+def _kernel(name: str, expr: Node, lowering: "_ExprLowering", nparams: int, out: list[_Loop], body: tuple,
+            **launch) -> loop.Kernel:
+    """The kernel: `body` inside the output loops `out`, parameter 0 the output, then the loads."""
+    parallel = out[0].extent if out and out[0].kind is LoopKind.PARALLEL else None
     params = (loop.Param(expr.dtype, True),) + tuple(loop.Param(d, False) for d in lowering.param_dtypes(nparams))
-    return loop.Kernel(name, params, stmts, parallel, blocks, threads, bindings, tuple(local_arrays))
+    return loop.Kernel(name, params, _nest(out, body), parallel, **launch)
+
+
+def _nest(loops: list[_Loop], body: tuple) -> tuple:
+    """`body` inside `loops`, outermost first."""
+    for lp in reversed(loops):
+        body = (_wrap(lp, body),)
+    return body
 
 
 def _lower_cache_write(expr: Node, tiles: list[CacheWrite], nests: dict[str, list[_Loop]], values: dict[str, Expr],
@@ -202,7 +212,8 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], nests: dict[str, lis
     """
     (prim,) = tiles
     out = nests["out"]
-    at = [lp.name for lp in out].index(prim.at) if prim.at in [lp.name for lp in out] else -1
+    names = [lp.name for lp in out]
+    at = names.index(prim.at) if prim.at in names else -1
     if at < 0 or len(reduces) != 1 or any(lp.kind in (LoopKind.BLOCK, LoopKind.THREAD) for lp in out):
         raise ValueError(f"CacheWrite({prim.at!r}): needs an output loop of a cpu kernel with one reduction")
     if at == 0 and out[0].kind is LoopKind.PARALLEL:
@@ -225,17 +236,9 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], nests: dict[str, lis
     out_index, _ = View.contiguous(shape).index(out_idx)
     finish = loop.Store(0, out_index, lowering.expr(expr, out_idx))
 
-    def nest(loops: list[_Loop], body: tuple) -> tuple:
-        for lp in reversed(loops):
-            body = (_wrap(lp, body),)
-        return body
-
     init = loop.LocalStore(array.name, position, Const(identity(r.op, r.dtype), r.dtype))
-    stmts = nest(tile, (init,)) + nest(nests["r0"], nest(tile, (update,))) + nest(tile, (finish,))
-    stmts = nest(outer, stmts)
-    parallel = out[0].extent if out and out[0].kind is LoopKind.PARALLEL else None
-    params = (loop.Param(expr.dtype, True),) + tuple(loop.Param(d, False) for d in lowering.param_dtypes(nparams))
-    return loop.Kernel(name, params, stmts, parallel, local_arrays=(array,))
+    body = _nest(tile, (init,)) + _nest(nests["r0"], _nest(tile, (update,))) + _nest(tile, (finish,))
+    return _kernel(name, expr, lowering, nparams, outer, body, local_arrays=(array,))
 
 
 def _stage(value: Expr, load: loop.Load, inner: list[_Loop], threads: int,
