@@ -790,21 +790,14 @@ _UFUNC = {
 }
 
 
-# Ops whose result keeps a float operand dtype: for two float tensors of one dtype, shape and
-# device there is nothing to promote, broadcast or check (the common case in a model).
-_FLOAT_SAME = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.ATAN2, Op.HYPOT, Op.COPYSIGN})
+_NAMES = {op: op.name.lower() for op in Op}   # for messages (Enum's .name is a slow property)
 
 
 def binary(op: Op, a: Any, b: Any) -> Tensor:
     """`a op b` with numpy's promotion and broadcasting."""
-    if op in _FLOAT_SAME:
-        fast = _same_float_operands(a, b)
-        if fast is not None:
-            return Tensor(Node(op, fast[0].dtype, fast[0].shape, tuple(fast)), a.device if isinstance(a, Tensor) else b.device)
-    name = op.name.lower()
     if op in COMPARISON:
         a, b = _comparable(a, b)
-    (x, y), device = operands(a, b, name=name, ufunc=_UFUNC.get(op))
+    (x, y), device = operands(a, b, name=_NAMES[op], ufunc=_UFUNC.get(op))
     if op is Op.ADD and x.dtype.is_bool:
         op = Op.OR   # numpy: True + True is True
     elif op is Op.MUL and x.dtype.is_bool:
