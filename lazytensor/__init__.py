@@ -36,7 +36,8 @@ newaxis = None
 unsqueeze = expand_dims  # noqa: F405  (the PyTorch name)
 
 __all__ = [
-    "__version__", "Tensor", "no_grad", "enable_grad", "is_grad_enabled", "grad", "DType", "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
+    "__version__", "Tensor", "no_grad", "enable_grad", "is_grad_enabled", "grad",
+    "DType", "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "uint16", "uint32", "uint64", "arange", "asarray",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "stats", "synchronize", "realize", "unsqueeze", "eye", "linspace", "from_dlpack",

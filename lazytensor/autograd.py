@@ -95,17 +95,21 @@ def register_leaf(tensor: "Tensor", buffer_node: Node) -> Node:
     if old:
         del _LEAVES[old]
         _REPLACED[old] = True
-    node = Node(Op.BUFFER, buffer_node.dtype, buffer_node.shape, (), buffer_node.arg.reshaped(buffer_node.shape))
+    node = _fresh(buffer_node)
     _LEAVES[node] = tensor
     return node
 
 
+def _fresh(buffer_node: Node) -> Node:
+    """A BUFFER node for the same memory that no graph contains yet (a new Buffer object)."""
+    return Node(Op.BUFFER, buffer_node.dtype, buffer_node.shape, (), buffer_node.arg.reshaped(buffer_node.shape))
+
+
 def unregister_leaf(tensor: "Tensor") -> Node:
     """The tensor's value as a fresh, plain BUFFER node (the leaf node may be memoized as tracking)."""
-    node = tensor.node
-    if _LEAVES.get(node) is tensor:
-        del _LEAVES[node]
-    return Node(Op.BUFFER, node.dtype, node.shape, (), node.arg.reshaped(node.shape))
+    if _LEAVES.get(tensor.node) is tensor:
+        del _LEAVES[tensor.node]
+    return _fresh(tensor.node)
 
 
 def is_leaf_node(tensor: "Tensor") -> bool:

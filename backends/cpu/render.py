@@ -131,7 +131,8 @@ class _Renderer:
         elif isinstance(stmt, loop.LocalStore):
             value = self.expr(stmt.value, reassociate=stmt.reassociate)
             dtype = stmt.value.dtype
-            self.emit(f"store {LLVM_TYPE[dtype.name]} {value}, ptr {self._local_address(stmt.array, stmt.index, dtype)}")
+            ptr = self._local_address(stmt.array, stmt.index, dtype)
+            self.emit(f"store {LLVM_TYPE[dtype.name]} {value}, ptr {ptr}")
         else:
             raise TypeError(f"cannot render {stmt!r}")
 
@@ -186,15 +187,15 @@ class _Renderer:
     # ---- expressions ------------------------------------------------------------------------
 
     def _address(self, buf: int, index: Expr, dtype: DType) -> str:
-        idx = self.expr(index)
-        ptr = self.fresh("p")
-        self.emit(f"{ptr} = getelementptr inbounds {MEMORY_TYPE[dtype.name]}, ptr %buf{buf}, i64 {idx}")
-        return ptr
+        return self._element(f"%buf{buf}", MEMORY_TYPE[dtype.name], index)
 
     def _local_address(self, array: str, index: Expr, dtype: DType) -> str:
+        return self._element(f"%{array}", LLVM_TYPE[dtype.name], index)
+
+    def _element(self, base: str, element_type: str, index: Expr) -> str:
         idx = self.expr(index)
         ptr = self.fresh("p")
-        self.emit(f"{ptr} = getelementptr inbounds {LLVM_TYPE[dtype.name]}, ptr %{array}, i64 {idx}")
+        self.emit(f"{ptr} = getelementptr inbounds {element_type}, ptr {base}, i64 {idx}")
         return ptr
 
     def expr(self, e: Expr, reassociate: bool = False) -> str:
