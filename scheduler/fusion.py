@@ -94,19 +94,10 @@ class _KernelBuilder:
         """How many consumers each node has inside this kernel's region (the elementwise and
         movement nodes reachable from the root, not through a buffer, another root or a
         reduction). A node all of whose consumers are inside is not shared with other kernels."""
-        inside: dict[Node, int] = {}
-        seen, stack = {self.root}, [self.root]
-        while stack:
-            node = stack.pop()
-            if node is not self.root and (node.op is Op.BUFFER or node in self.roots or node.op in REDUCTION
-                                          or node.op in OPAQUE):
-                continue
-            for s in set(node.src):
-                inside[s] = inside.get(s, 0) + 1
-                if s not in seen:
-                    seen.add(s)
-                    stack.append(s)
-        return inside
+        def inside(node: Node) -> bool:
+            return node is self.root or not (node.op is Op.BUFFER or node in self.roots or node.op in REDUCTION
+                                              or node.op in OPAQUE)
+        return consumers([n for n in toposort([self.root], expand=inside) if inside(n)])
 
     def load(self, node: Node, path: tuple[Node, ...]) -> Node:
         if node not in self.inputs:
