@@ -249,7 +249,7 @@ def _zero(g: Node, out: Node) -> Grads:
     return tuple(_c(0, s) if s.dtype.is_float else None for s in out.src)
 
 
-def _cast(g: Node, out: Node) -> Grads:
+def _cast_rule(g: Node, out: Node) -> Grads:
     x = out.src[0]
     return (make(Op.CAST, g, arg=x.dtype) if x.dtype.is_float and out.dtype.is_float else None,)
 
@@ -432,7 +432,7 @@ GRADIENT_RULES: dict[Op, Optional[Rule]] = {
     Op.LOG2: lambda g, out: (_div(g, _mul(out.src[0], _c(LN2, out))),),
     Op.LOG10: lambda g, out: (_div(g, _mul(out.src[0], _c(LN10, out))),),
     Op.FLOOR: _zero, Op.CEIL: _zero, Op.TRUNC: _zero, Op.ROUND: _zero,
-    Op.CAST: _cast,
+    Op.CAST: _cast_rule,
     # binary
     Op.ADD: lambda g, out: (g, g),
     Op.SUB: lambda g, out: (g, _neg(g)),
@@ -501,7 +501,7 @@ def backward(tensor: "Tensor", gradient: Optional["Tensor"], retain_graph: bool)
     """tensor.backward(): accumulate d(tensor)/d(leaf) into every leaf's .grad, computed
     together with the tensor itself in one realize."""
     from .realize import realize
-    from .tensor import Tensor
+    from .tensor import Tensor, _cast
     if not tensor.requires_grad:
         raise RuntimeError("backward(): this tensor does not require grad; create the inputs with "
                            "requires_grad=True (or call .requires_grad_()) before computing it")
@@ -519,7 +519,7 @@ def backward(tensor: "Tensor", gradient: Optional["Tensor"], retain_graph: bool)
             gradient = asarray(gradient, dtype=tensor.dtype, device=tensor.device)
         if gradient.shape != tensor.shape:
             raise RuntimeError(f"backward(): gradient has shape {gradient.shape}, the tensor {tensor.shape}")
-        seed = make(Op.CAST, gradient.node, arg=tensor.dtype) if gradient.dtype is not tensor.dtype else gradient.node
+        seed = _cast(gradient.node, tensor.dtype)
     grads = gradients(tensor.node, seed)
     leaves = [(_LEAVES[node], g) for node, g in grads.items() if node in _LEAVES]
     with no_grad():
@@ -539,15 +539,14 @@ def grad(f: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
     >>> df(lt.asarray([1.0, 2.0])).tolist()
     [2.0, 4.0]
     """
-    from .tensor import Tensor, as_tensor
+    from .tensor import as_tensor
 
     @functools.wraps(f)
     def gradient_of_f(*args, **kwargs):
         picked = (argnums,) if isinstance(argnums, int) else tuple(argnums)
         inputs = list(args)
         for i in picked:
-            value = as_tensor(args[i]) if not isinstance(args[i], Tensor) else args[i]
-            inputs[i] = value.detach().requires_grad_()
+            inputs[i] = as_tensor(args[i]).detach().requires_grad_()
         with enable_grad():
             out = f(*inputs, **kwargs)
         out.backward()
