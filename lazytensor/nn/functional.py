@@ -287,13 +287,24 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if x.shape[x.ndim - len(shape):] != shape:
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the end of the input shape {x.shape}")
-    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mean, var = _moments(x, tuple(range(x.ndim - len(shape), x.ndim)))
+    return _normalize(x, mean, var, eps, weight, bias, shape)
+
+
+def _moments(x: Tensor, axes: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+    """Mean and (biased) variance over `axes`, kept as size-1 axes."""
     mean = x.mean(axis=axes, keepdims=True)
     centered = x - mean
-    out = centered * ((centered * centered).mean(axis=axes, keepdims=True) + eps) ** -0.5
+    return mean, (centered * centered).mean(axis=axes, keepdims=True)
+
+
+def _normalize(x: Tensor, mean: Tensor, var: Tensor, eps: float, weight: Optional[Tensor], bias: Optional[Tensor],
+               shape: tuple[int, ...]) -> Tensor:
+    """(x - mean) / sqrt(var + eps), scaled by `weight` and shifted by `bias` (seen in `shape`)."""
+    out = (x - mean) * (var + eps) ** -0.5
     if weight is not None:
-        out = out * weight
-    return out + bias if bias is not None else out
+        out = out * weight.reshape(shape)
+    return out + bias.reshape(shape) if bias is not None else out
 
 
 def batch_norm(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor],
@@ -313,9 +324,7 @@ def batch_norm(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[
         count = x.size // max(x.shape[1], 1)
         if count <= 1:
             raise ValueError(f"batch_norm: training needs more than one value per channel, input shape {x.shape}")
-        mean = x.mean(axis=axes, keepdims=True)
-        centered = x - mean
-        var = (centered * centered).mean(axis=axes, keepdims=True)
+        mean, var = _moments(x, axes)
         if running_mean is not None and running_var is not None:
             from ..autograd import no_grad
             from ..realize import realize_with_next
@@ -329,11 +338,7 @@ def batch_norm(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: evaluation (training=False) needs running_mean and running_var")
         mean, var = running_mean.reshape(shape), running_var.reshape(shape)
-        centered = x - mean
-    out = centered * (var + eps) ** -0.5
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    return out + bias.reshape(shape) if bias is not None else out
+    return _normalize(x, mean, var, eps, weight, bias, shape)
 
 
 # ---- losses ---------------------------------------------------------------------------------------
