@@ -61,13 +61,16 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    updates.extend(self._update(p, p.grad, group, self.state.setdefault(p, {})))
+                    g = -p.grad if group.get("maximize") else p.grad
+                    updates.extend(self._update(p, g, group, self.state.setdefault(p, {})))
         realize(*[value for _, value in updates])
         for target, value in updates:
             target._set_node(value.node)
         return loss
 
     def _update(self, p: Tensor, g: Tensor, group: dict, state: dict) -> list[tuple[Tensor, Tensor]]:
+        """(where each new value goes, the new value) for parameter `p` with gradient `g`
+        (already negated for maximize)."""
         raise NotImplementedError
 
     def _scalar(self, value: float, like: Tensor) -> Tensor:
@@ -102,15 +105,13 @@ class SGD(Optimizer):
                                       nesterov=nesterov, maximize=maximize))
 
     def _update(self, p, g, group, state):
-        if group["maximize"]:
-            g = -g
         if group["weight_decay"]:
             g = g + p * group["weight_decay"]
         changes = []
         if group["momentum"]:
             if "momentum_buffer" not in state:
                 buf = g
-                state["momentum_buffer"] = Tensor(g.node, g.device)
+                state["momentum_buffer"] = zeros_like(p)
             else:
                 buf = state["momentum_buffer"] * group["momentum"] + g * (1 - group["dampening"])
             changes.append((state["momentum_buffer"], buf))
@@ -144,8 +145,6 @@ class Adam(Optimizer):
     def _update(self, p, g, group, state):
         beta1, beta2 = group["betas"]
         lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
-        if group["maximize"]:
-            g = -g
         if decay and not self.decoupled:
             g = g + p * decay
         state["step"] = state.get("step", 0) + 1
