@@ -254,15 +254,27 @@ def _dot_tile_schedule(expr: Node, reduces: list[Node], work: int, lanes: int) -
     if not reuse or fit is None:
         return None
     mr, nr = fit
-    r_row, r_col = f"i{row}", f"i{col}"
-    others = [f"i{d}" for d in range(len(shape) - 1) if d != row]
-    prims: list[Primitive] = [Split(r_row, mr), Split(r_col, nr),
-                              Reorder((f"{r_row}_o", f"{r_col}_o", *others, f"{r_row}_i", f"{r_col}_i"))]
-    if work >= H.PARALLEL_MIN_WORK and m // mr > 1:
-        prims.append(Parallel(f"{r_row}_o"))
+    prims, _, tile_col = _tile_loops(shape, row, mr, nr, work)
     r_lanes = max(1, lanes * expr.dtype.itemsize // r.dtype.itemsize)
-    return tuple(prims) + (CacheWrite(f"{r_row}_i"), Unroll(f"{r_row}_i", mr), Unroll(f"{r_col}_i", nr),
-                           Vectorize(f"r0_{k}", r_lanes))
+    return prims + (Unroll(tile_col, nr), Vectorize(f"r0_{k}", r_lanes))
+
+
+def _tile_loops(shape: tuple[int, ...], row: int, mr: int, nr: int | None, work: int) -> tuple[Schedule, str, str]:
+    """The loops of a register tile: `mr` rows of output axis `row` by `nr` of the last axis
+    (None: the whole axis), innermost and unrolled, kept in a local array (CacheWrite); the
+    rows' outer loop outermost, in parallel where there is enough work. Returns the primitives
+    and the names of the tile's row and column loops."""
+    r, c = f"i{row}", f"i{len(shape) - 1}"
+    others = [f"i{d}" for d in range(len(shape) - 1) if d != row]
+    if nr is None:
+        prims: list[Primitive] = [Split(r, mr), Reorder((f"{r}_o", *others, f"{r}_i", c))]
+        tile_col = c
+    else:
+        prims = [Split(r, mr), Split(c, nr), Reorder((f"{r}_o", f"{c}_o", *others, f"{r}_i", f"{c}_i"))]
+        tile_col = f"{c}_i"
+    if work >= H.PARALLEL_MIN_WORK and shape[row] // mr > 1:
+        prims.append(Parallel(f"{r}_o"))
+    return tuple(prims) + (CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), f"{r}_i", tile_col
 
 
 def _register_tile_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Schedule | None:
@@ -274,27 +286,20 @@ def _register_tile_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Sc
     rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1]
     if not rows:
         return None
-    m, row_axis = max(rows)
+    m, row = max(rows)
     n = shape[-1]
-    row, col = f"i{row_axis}", f"i{len(shape) - 1}"
-    others = [f"i{d}" for d in range(len(shape) - 1) if d != row_axis]
     fit = _best_tile(m, n, lanes)
     if fit is not None:
         mr, nr = fit
-        prims: list[Primitive] = [Split(row, mr), Split(col, nr),
-                                  Reorder((f"{row}_o", f"{col}_o", *others, f"{row}_i", f"{col}_i"))]
-        tile_col, width, vectors = f"{col}_i", lanes, nr // lanes
+        width, vectors = lanes, nr // lanes
     else:   # a short last axis (a 10-class layer) is a whole row of the tile
-        mr = next((mr for mr in H.SHORT_ROW_TILES if m % mr == 0), None)
+        mr, nr = next((mr for mr in H.SHORT_ROW_TILES if m % mr == 0), None), None
         if mr is None or n > 2 * lanes:
             return None
-        prims = [Split(row, mr), Reorder((f"{row}_o", *others, f"{row}_i", col))]
-        tile_col, width = col, min(lanes, 1 << (n.bit_length() - 1))
+        width = min(lanes, 1 << (n.bit_length() - 1))
         vectors = -(-n // width)
-    if work >= H.PARALLEL_MIN_WORK and m // mr > 1:
-        prims.append(Parallel(f"{row}_o"))
-    return tuple(prims) + (CacheWrite(f"{row}_i"), Unroll(f"{row}_i", mr), Vectorize(tile_col, width),
-                           Unroll(tile_col, vectors))
+    prims, _, tile_col = _tile_loops(shape, row, mr, nr, work)
+    return prims + (Vectorize(tile_col, width), Unroll(tile_col, vectors))
 
 
 def _best_tile(m: int, n: int, lanes: int) -> tuple[int, int] | None:
