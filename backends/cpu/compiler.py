@@ -11,6 +11,14 @@ from ...ir.target import Target
 
 @functools.lru_cache(maxsize=None)
 def target_machine() -> "llvm.TargetMachine":
+    """The host's target machine, shared by the compiler and the kernels' engines (which live as
+    long as the process)."""
+    return new_target_machine()
+
+
+def new_target_machine() -> "llvm.TargetMachine":
+    """A target machine of one's own: an execution engine owns the one it is given and frees it
+    with itself."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_default_triple()

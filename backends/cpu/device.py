@@ -8,11 +8,11 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import os
 import struct
 import threading
 import weakref
 from typing import Any
-from concurrent.futures import ThreadPoolExecutor
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -24,6 +24,7 @@ from ...ir.rules import NUMPY_REFERENCE
 from ..pool import MemoryPool
 from ..protocol import Buffer, Program
 from .compiler import host_target, target_machine
+from .threads import NativePool, PythonPool, worker_pool
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -36,7 +37,7 @@ class CPUDevice:
         self._engines: list = []  # kept alive: each holds the code of one kernel
         self._memory = MemoryPool()
         self._lock = threading.Lock()
-        self._threads: ThreadPoolExecutor | None = None
+        self._threads: NativePool | PythonPool | None = None
 
     # ---- memory ---------------------------------------------------------------------------
 
@@ -87,21 +88,17 @@ class CPUDevice:
             self._engines.append(engine)
         if not address:
             raise RuntimeError(f"cpu: kernel {name} not found in its compiled object")
-        return _ENTRY(address)
+        program = _ENTRY(address)
+        program.address = address   # for the native thread pool, which calls it by address
+        return program
 
     def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None:
         args = (ctypes.c_void_p * len(buffers))(*[b.address for b in buffers])
         extent = kernel.parallel_extent
-        threads = min(self.target.cores, extent or 1)
-        if threads <= 1:
+        if not extent or extent == 1 or self.target.cores == 1:
             program(args, 0, extent or 1)
-            return
-        bounds = [extent * t // threads for t in range(threads + 1)]
-        pool = self._thread_pool()
-        futures = [pool.submit(program, args, bounds[t], bounds[t + 1]) for t in range(1, threads)]
-        program(args, bounds[0], bounds[1])
-        for future in futures:
-            future.result()
+        else:
+            self._thread_pool().run(program, args, extent)
 
     def run_opaque(self, op: Op, arg: Any, inputs: list[Buffer], out: Buffer) -> None:
         """Opaque ops on the cpu are numpy's own routines (stable sort, cumsum, searchsorted),
@@ -113,10 +110,17 @@ class CPUDevice:
     def synchronize(self) -> None:
         pass  # launches are synchronous on the cpu
 
-    def _thread_pool(self) -> ThreadPoolExecutor:
+    def _thread_pool(self) -> NativePool | PythonPool:
         if self._threads is None:
-            self._threads = ThreadPoolExecutor(max_workers=self.target.cores - 1, thread_name_prefix="lt-cpu")
+            self._threads = worker_pool(self.target.cores)
+            # a forked child has none of these threads: it starts its own pool when it needs one
+            os.register_at_fork(after_in_child=functools.partial(_forget_pool, weakref.ref(self)))
         return self._threads
+
+
+def _forget_pool(device: "weakref.ref[CPUDevice]") -> None:
+    if device() is not None:
+        device()._threads = None
 
 
 def _view(buffer: Buffer) -> np.ndarray:

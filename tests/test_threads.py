@@ -1,0 +1,124 @@
+"""The cpu worker pool: parallel kernels give numpy's results however they are launched (many in
+a row, from several Python threads, in a forked child, with the Python fallback), and idle
+workers sleep instead of spinning."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import lazytensor as lt
+from lazytensor.backends.cpu.threads import NativePool, native_supported
+
+native_only = pytest.mark.skipif(not native_supported(), reason="the native hand-off needs Linux on x86-64")
+rng = np.random.default_rng(7)
+
+
+def _parallel_work(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Kernels large enough to run in parallel chunks: an elementwise chain and row sums."""
+    data = np.random.default_rng(seed).standard_normal((513, 1031)).astype(np.float32)
+    x = lt.asarray(data)
+    return ((x * 2 + 1).numpy(), x.sum(axis=1).numpy()), (data * 2 + 1, data.sum(axis=1))
+
+
+def test_many_parallel_launches_in_a_row():
+    data = rng.standard_normal((300, 1000)).astype(np.float32)
+    x = lt.asarray(data)
+    for step in range(300):   # new values each time: a lost chunk would leave stale memory
+        out = (x * step + 1).numpy()
+        np.testing.assert_allclose(out, data * step + 1, rtol=1e-6, atol=1e-6)   # (fma)
+
+
+def test_launches_from_several_python_threads():
+    failures: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            for i in range(20):
+                (got_ew, got_sum), (want_ew, want_sum) = _parallel_work(seed * 100 + i)
+                np.testing.assert_allclose(got_ew, want_ew, rtol=1e-6, atol=1e-6)
+                np.testing.assert_allclose(got_sum, want_sum, rtol=1e-4, atol=1e-3)
+        except BaseException as error:  # reported by the main thread
+            failures.append(error)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a launch hung"
+    assert not failures, failures[0]
+
+
+def _child(queue) -> None:
+    (got, _), (want, _) = _parallel_work(3)
+    queue.put(bool(np.allclose(got, want)))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork is a Linux start method here")
+def test_forked_child_starts_its_own_workers():
+    _parallel_work(1)   # the parent's pool exists before the fork
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_child, args=(queue,))
+    child.start()
+    child.join(timeout=120)
+    assert child.exitcode == 0, "the forked child failed or hung"
+    assert queue.get(timeout=5) is True
+
+
+def test_python_fallback_pool_gives_the_same_results():
+    code = ("import numpy as np, lazytensor as lt\n"
+            "from lazytensor.backends.cpu.device import CPUDevice\n"
+            "from lazytensor.devices import runtime\n"
+            "d = np.arange(600 * 700, dtype=np.float32).reshape(600, 700) % 17\n"
+            "x = lt.asarray(d)\n"
+            "assert np.allclose((x * 3 - 1).numpy(), d * 3 - 1)\n"
+            "assert np.allclose(x.sum(axis=1).numpy(), d.sum(axis=1))\n"
+            "print(type(runtime('cpu').device._threads).__name__)\n")
+    env = dict(os.environ, LT_NATIVE_THREADS="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    if os.cpu_count() and len(os.sched_getaffinity(0)) > 1:
+        assert out.stdout.strip() == "PythonPool"
+
+
+@native_only
+def test_idle_workers_sleep():
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: no workers")
+    _parallel_work(2)
+    time.sleep(0.05)   # past the spin budget: the workers are asleep now
+    cpu_before, wall_before = time.process_time(), time.perf_counter()
+    time.sleep(0.5)
+    cpu = time.process_time() - cpu_before
+    wall = time.perf_counter() - wall_before
+    assert cpu < 0.25 * wall, f"idle workers used {cpu:.3f} s of cpu in {wall:.3f} s"
+
+
+@native_only
+def test_native_pool_splits_the_range_and_closes():
+    """The pool itself, on a kernel-shaped function: every index of [0, extent) is visited once,
+    by the chunk it belongs to; close() lets every worker return."""
+    import ctypes
+    pool = NativePool(4)
+    hits = np.zeros(1000, dtype=np.int64)
+
+    @ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+    def chunk(args, start, end):   # a Python callback takes the GIL: slower, same contract
+        hits[start:end] += 1
+
+    chunk.address = ctypes.cast(chunk, ctypes.c_void_p).value
+    args = (ctypes.c_void_p * 1)()
+    for extent in (1, 2, 3, 7, 1000):
+        hits[:] = 0
+        pool.run(chunk, args, extent)
+        assert hits[:extent].tolist() == [1] * extent and not hits[extent:].any()
+    pool.close()
+    assert not any(t.is_alive() for t in pool.threads)
