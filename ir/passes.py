@@ -12,7 +12,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .dtypes import DType
-from .graph import Node, toposort
+from .graph import Node, consumers, toposort
 from .ops import ELEMENTWISE, MOVEMENT, REDUCTION, Op
 from .rules import NUMPY_REFERENCE
 
@@ -118,7 +118,8 @@ def _select(node: Node) -> Optional[Node]:
 
 def _movement(node: Node) -> Optional[Node]:
     """reshape/expand to the same shape -> x; identity permute, flip of no axis, zero pad -> x;
-    reshape(reshape(x)) -> reshape(x); permute(permute(x)) -> one permute."""
+    reshape(reshape(x)) -> reshape(x); permute(permute(x)) -> one permute; a permute that
+    moves only size-1 axes -> reshape (a view of realized memory, no kernel)."""
     op = node.op
     if op not in MOVEMENT:
         return None
@@ -128,6 +129,8 @@ def _movement(node: Node) -> Optional[Node]:
             return x
     if op is Op.PERMUTE and tuple(node.arg) == tuple(range(len(node.arg))):
         return x
+    if op is Op.PERMUTE and [a for a in node.arg if x.shape[a] != 1] == [a for a, n in enumerate(x.shape) if n != 1]:
+        return Node(Op.RESHAPE, node.dtype, node.shape, (x,), node.shape)   # only size-1 axes move
     if op is Op.FLIP and not node.arg:
         return x
     if op is Op.RESHAPE and x.op is Op.RESHAPE:
@@ -196,13 +199,49 @@ def simplify(node: Node) -> Node:
 
 
 def optimize(roots: list[Node]) -> list[Node]:
-    """The graph-level pipeline: every reachable node rebuilt from simplified sources."""
+    """The graph-level pipeline: every reachable node rebuilt from simplified sources, then
+    reductions reordered to the layout they are read in."""
+    return reduce_in_read_order(_rebuild(roots, simplify))
+
+
+def _rebuild(roots: list[Node], rewrite: Callable[[Node], Node]) -> list[Node]:
+    """Every node reachable from `roots` rebuilt bottom-up from rewritten sources, then rewritten."""
     memo: dict[Node, Node] = {}
     for node in toposort(roots):
         src = tuple(memo[s] for s in node.src)
-        if src != node.src:
-            node_new = Node(node.op, node.dtype, node.shape, src, node.arg)
-        else:
-            node_new = node
-        memo[node] = simplify(node_new)
+        memo[node] = rewrite(node if src == node.src else Node(node.op, node.dtype, node.shape, src, node.arg))
     return [memo[r] for r in roots]
+
+
+def reduce_in_read_order(roots: list[Node]) -> list[Node]:
+    """permute(sum(x)) -> reshape(sum(permute(x))) where nothing else reads the sum (also through
+    a reshape that only adds or drops size-1 axes): the reduction then writes its result in the
+    order it is read, instead of a reduction kernel and then a transposing copy. The weight
+    gradient of `x @ w.T` is `(g.T @ x).T`, and comes out as w's (n, k) directly."""
+    uses = consumers(toposort(roots))
+    single = {node for node, count in uses.items() if count == 1}
+    return _rebuild(roots, lambda node: _permuted_reduction(node, single) or node)
+
+
+def _permuted_reduction(node: Node, single: set[Node]) -> Optional[Node]:
+    if node.op is not Op.PERMUTE:
+        return None
+    reduced = reshape = node.src[0]
+    if reshape.op is Op.RESHAPE and reshape in single and _unit_axes_only(reshape.shape, reshape.src[0].shape):
+        reduced = reshape.src[0]
+    if reduced.op not in REDUCTION or reduced not in single:
+        return None
+    # The permute reorders the non-unit axes (the reduced ones are size 1, kept): do the same to
+    # the reduction's input, leaving its size-1 axes where they are.
+    big = [axis for axis, n in enumerate(reduced.shape) if n != 1]
+    seen = [axis for axis, n in enumerate(reshape.shape) if n != 1]
+    order = [big[seen.index(axis)] for axis in node.arg if reshape.shape[axis] != 1]
+    permutation = list(range(len(reduced.shape)))
+    for slot, axis in zip(big, order):
+        permutation[slot] = axis
+    if permutation == sorted(permutation):
+        return None
+    x = reduced.src[0]
+    moved = Node(Op.PERMUTE, x.dtype, tuple(x.shape[a] for a in permutation), (x,), tuple(permutation))
+    result = Node(reduced.op, reduced.dtype, tuple(reduced.shape[a] for a in permutation), (moved,), reduced.arg)
+    return result if result.shape == node.shape else Node(Op.RESHAPE, node.dtype, node.shape, (result,), node.shape)

@@ -182,12 +182,14 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
     dot_tile = _dot_tile_schedule(expr, reduces, work, lanes)
     if dot_tile is not None:
         return dot_tile
-    if _outer_reduction(expr, reduces) and shape[-1] >= H.CACHE_WRITE_MIN_LANES:
-        tiled = _register_tile_schedule(shape, work, lanes)
+    vector_axes = _outer_reduction_axes(expr, reduces)
+    if vector_axes:
+        tiled = _register_tile_schedule(shape, vector_axes, work, lanes)
         if tiled is not None:
             return tiled
-        # (a short last axis still beats gathering: vectors as wide as it allows)
-        return _cache_write_schedule(shape, work, min(lanes, 1 << (shape[-1].bit_length() - 1)))
+        if len(shape) - 1 in vector_axes and shape[-1] >= H.CACHE_WRITE_MIN_LANES:
+            # (a short last axis still beats gathering: vectors as wide as it allows)
+            return _cache_write_schedule(shape, work, min(lanes, 1 << (shape[-1].bit_length() - 1)))
     if shape and work >= H.PARALLEL_MIN_WORK and shape[0] > 1:
         prims.append(Parallel("i0"))
     for k, r in enumerate(reduces):
@@ -205,23 +207,22 @@ def _load_strides(node: Node) -> list[tuple[int, ...] | None]:
     return [n.arg[1].views[0].strides if len(n.arg[1].views) == 1 else None for n in loads]
 
 
-def _outer_reduction(expr: Node, reduces: list[Node]) -> bool:
-    """One float reduction whose innermost reduced axis is strided in memory while the last
-    output axis is contiguous (a matmul's weight gradient: sum over the batch of x[b, k] * g[b, n]).
-    Reducing element by element would gather across memory; updating a row of outputs per
-    reduced element reads and writes whole vectors instead."""
+def _outer_reduction_axes(expr: Node, reduces: list[Node]) -> list[int]:
+    """For one float reduction whose innermost reduced axis is strided in memory (a matmul's
+    weight gradient: sum over the batch of x[b, k] * g[b, n]), the output axes every load reads
+    contiguously or not at all, some contiguously. Reducing element by element would gather
+    across memory; updating vectors of outputs along such an axis, per reduced element, reads
+    and writes whole vectors instead."""
     if len(reduces) != 1 or not expr.shape or any(n.op is Op.GATHER for n in toposort([expr])):
-        return False
+        return []
     (r,) = reduces
-    last = len(expr.shape) - 1
-    if not r.dtype.is_float or not r.arg or last in r.arg:
-        return False
+    if not r.dtype.is_float or not r.arg:
+        return []
     strides = _load_strides(r.src[0])
-    if any(st is None for st in strides):
-        return False
-    innermost = max(r.arg)
-    return (any(st[innermost] not in (0, 1) for st in strides) and all(st[last] in (0, 1) for st in strides)
-            and any(st[last] == 1 for st in strides))
+    if any(st is None for st in strides) or not any(st[max(r.arg)] not in (0, 1) for st in strides):
+        return []
+    return [axis for axis, n in enumerate(expr.shape) if axis not in r.arg and n > 1
+            and all(st[axis] in (0, 1) for st in strides) and any(st[axis] == 1 for st in strides)]
 
 
 def _dot_tile_schedule(expr: Node, reduces: list[Node], work: int, lanes: int) -> Schedule | None:
@@ -254,18 +255,19 @@ def _dot_tile_schedule(expr: Node, reduces: list[Node], work: int, lanes: int) -
     if not reuse or fit is None:
         return None
     mr, nr = fit
-    prims, _, tile_col = _tile_loops(shape, row, mr, nr, work)
+    prims, _, tile_col = _tile_loops(shape, row, col, mr, nr, work)
     r_lanes = max(1, lanes * expr.dtype.itemsize // r.dtype.itemsize)
     return prims + (Unroll(tile_col, nr), Vectorize(f"r0_{k}", r_lanes))
 
 
-def _tile_loops(shape: tuple[int, ...], row: int, mr: int, nr: int | None, work: int) -> tuple[Schedule, str, str]:
-    """The loops of a register tile: `mr` rows of output axis `row` by `nr` of the last axis
-    (None: the whole axis), innermost and unrolled, kept in a local array (CacheWrite); the
-    rows' outer loop outermost, in parallel where there is enough work. Returns the primitives
-    and the names of the tile's row and column loops."""
-    r, c = f"i{row}", f"i{len(shape) - 1}"
-    others = [f"i{d}" for d in range(len(shape) - 1) if d != row]
+def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | None,
+                work: int) -> tuple[Schedule, str, str]:
+    """The loops of a register tile: `mr` of output axis `row` by `nr` of axis `col` (None: the
+    whole axis), innermost and unrolled, kept in a local array (CacheWrite); the rows' outer
+    loop outermost, in parallel where there is enough work. Returns the primitives and the names
+    of the tile's row and column loops."""
+    r, c = f"i{row}", f"i{col}"
+    others = [f"i{d}" for d in range(len(shape)) if d not in (row, col)]
     if nr is None:
         prims: list[Primitive] = [Split(r, mr), Reorder((f"{r}_o", *others, f"{r}_i", c))]
         tile_col = c
@@ -277,29 +279,45 @@ def _tile_loops(shape: tuple[int, ...], row: int, mr: int, nr: int | None, work:
     return tuple(prims) + (CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), f"{r}_i", tile_col
 
 
-def _register_tile_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Schedule | None:
-    """A register-blocked micro-kernel, BLAS style: an MR x NR tile of outputs (rows from the
-    longest other output axis, NR vectors' worth of the last axis) stays in registers while the
+def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work: int,
+                            lanes: int) -> Schedule | None:
+    """A register-blocked micro-kernel, BLAS style: an MR x NR tile of outputs (NR along one of
+    `vector_axes`, rows from the longest other output axis) stays in registers while the
     reduction runs: per reduced element, MR broadcasts and NR/lanes vector loads feed
     MR * NR/lanes FMAs. The tile loops unroll fully, so LLVM keeps the tile in registers; that
-    needs them to divide the axes evenly (else None: the one-row tile takes over)."""
+    needs them to divide the axes evenly. The vector axis whose tile does most FMAs per load
+    wins, the last axis on a tie (its stores are contiguous; along another axis the tile is
+    stored with a stride, once per tile). None where no tile fits."""
+    last = len(shape) - 1
+    fits = []
+    for col in vector_axes:
+        rows = [(n, d) for d, n in enumerate(shape) if n > 1 and d != col]
+        if not rows:
+            continue
+        m, row = max(rows)
+        fit = _best_tile(m, shape[col], lanes)
+        if fit is not None:
+            fits.append((-_fmas_per_load(fit[0], fit[1] // lanes), col != last, row, col, fit))
+    if fits:
+        _, _, row, col, (mr, nr) = min(fits)
+        prims, _, tile_col = _tile_loops(shape, row, col, mr, nr, work)
+        return prims + (Vectorize(tile_col, lanes), Unroll(tile_col, nr // lanes))
+    # a short last axis (a 10-class layer) is a whole row of the tile
     rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1]
-    if not rows:
+    if last not in vector_axes or not rows or shape[-1] > 2 * lanes or shape[-1] < H.CACHE_WRITE_MIN_LANES:
         return None
     m, row = max(rows)
-    n = shape[-1]
-    fit = _best_tile(m, n, lanes)
-    if fit is not None:
-        mr, nr = fit
-        width, vectors = lanes, nr // lanes
-    else:   # a short last axis (a 10-class layer) is a whole row of the tile
-        mr, nr = next((mr for mr in H.SHORT_ROW_TILES if m % mr == 0), None), None
-        if mr is None or n > 2 * lanes:
-            return None
-        width = min(lanes, 1 << (n.bit_length() - 1))
-        vectors = -(-n // width)
-    prims, _, tile_col = _tile_loops(shape, row, mr, nr, work)
-    return prims + (Vectorize(tile_col, width), Unroll(tile_col, vectors))
+    mr = next((mr for mr in H.SHORT_ROW_TILES if m % mr == 0), None)
+    if mr is None:
+        return None
+    width = min(lanes, 1 << (shape[-1].bit_length() - 1))
+    prims, _, tile_col = _tile_loops(shape, row, last, mr, None, work)
+    return prims + (Vectorize(tile_col, width), Unroll(tile_col, -(-shape[-1] // width)))
+
+
+def _fmas_per_load(rows: int, vectors: int) -> float:
+    """Per reduced element a tile broadcasts `rows` values and loads `vectors` vectors."""
+    return rows * vectors / (rows + vectors)
 
 
 def _best_tile(m: int, n: int, lanes: int) -> tuple[int, int] | None:
@@ -307,7 +325,7 @@ def _best_tile(m: int, n: int, lanes: int) -> tuple[int, int] | None:
     loops unroll fully; LLVM interleaves a power of two of vectors) and holds at most
     H.TILE_ACCUMULATORS vectors. Most FMAs per load first (each step broadcasts `rows` values
     and loads `vectors`: rows*vectors FMAs per rows+vectors loads), then most accumulators."""
-    fits = [(mr * v / (mr + v), mr * v, mr, v) for mr in range(1, H.TILE_ACCUMULATORS + 1)
+    fits = [(_fmas_per_load(mr, v), mr * v, mr, v) for mr in range(1, H.TILE_ACCUMULATORS + 1)
             for v in (1, 2, 4, 8) if mr * v <= H.TILE_ACCUMULATORS and m % mr == 0 and n % (v * lanes) == 0]
     if not fits:
         return None

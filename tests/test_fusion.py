@@ -81,6 +81,30 @@ def test_epilogues_after_a_dropped_axis_fuse_into_the_reduction(data):
     np.testing.assert_allclose(scaled.numpy(), x.sum(axis=1) * 2 + 1, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("make", [
+    lambda X, Y: (X.T @ Y).T,                             # permute over matmul's reshape over a sum
+    lambda X, Y: (X * Y).sum(axis=0, keepdims=True).T,    # permute straight over a kept-axis sum
+    lambda X, Y: (X.reshape(3, 11, 65) * 2.0).max(axis=1).T,
+    lambda X, Y: (X.reshape(1, 33, 65) * Y).sum(axis=1, keepdims=True).transpose(2, 1, 0),
+], ids=["matmul-T", "sum-keepdims-T", "max-3d", "keepdims-3d"])
+def test_a_transposed_reduction_is_reduced_in_the_order_it_is_read(data, make):
+    """permute(sum(x)) is one kernel that writes the sum in the permuted order (a weight gradient
+    (g.T @ x).T needs no transposing copy), with numpy's values."""
+    x, y, X, Y = data
+    out = make(X, Y)
+    assert kernels_for(out) == 1
+    assert_close(out, make(x, y))
+
+
+def test_a_shared_reduction_is_not_reduced_twice(data):
+    """Where the sum is read as it is too, reordering it would compute it twice: it stays one
+    reduction and a transposing copy."""
+    x, y, X, Y = data
+    summed = X.T @ Y
+    assert kernels_for(summed, summed.T) == 2
+    assert_close(summed.T, (x.T @ y).T)
+
+
 def test_views_make_no_kernel_of_their_own(data):
     x, y, X, Y = data
     viewed = X.T[1:40:3, ::-2].reshape(-1)[5:].reshape(1, -1).expand(3, -1)

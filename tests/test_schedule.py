@@ -180,8 +180,19 @@ def test_heuristic_tiles_outputs_for_a_strided_reduction():
     assert CacheWrite("i0_i") in tiled and Unroll("i0_i", 4) in tiled
 
 
+def test_register_tile_vectorizes_along_whichever_output_axis_fits():
+    """g.T @ x (512 x 784, a weight gradient in w's layout): 784 takes no power-of-two tile of
+    vectors, 512 does, and both operands read it contiguously: the tile's vectors run along
+    axis 0 (stored with a stride once per tile); x.T @ g keeps its last axis."""
+    g, x = lt.asarray(np.ones((128, 512), np.float32)), lt.asarray(np.ones((128, 784), np.float32))
+    tiled = _schedule_of(g.T @ x)
+    assert CacheWrite("i2_i") in tiled and Vectorize("i0_i", 16) in tiled and Unroll("i0_i", 4) in tiled
+    assert Vectorize("i2_i", 16) in _schedule_of(x.T @ g)
+
+
 @pytest.mark.parametrize("shape", [(128, 33, 17), (5, 1, 40), (3, 9, 5000), (64, 300, 1), (1, 20, 19),
-                                   (16, 64, 128), (9, 28, 96), (2, 8, 16), (16, 64, 10), (8, 24, 5)],
+                                   (16, 64, 128), (9, 28, 96), (2, 8, 16), (16, 64, 10), (8, 24, 5),
+                                   (16, 64, 49), (7, 128, 12)],
                          ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_strided_reductions_match_numpy(shape, dtype):
@@ -195,6 +206,8 @@ def test_strided_reductions_match_numpy(shape, dtype):
     np.testing.assert_allclose(((lx.T @ lg) * 0.5).exp().numpy(), np.exp((x.T @ g) * 0.5), rtol=rtol, atol=rtol)
     np.testing.assert_allclose((lx.T @ lg[:, 0]).numpy(), x.T @ g[:, 0], rtol=rtol, atol=rtol)
     np.testing.assert_allclose(lx.sum(axis=0).numpy(), x.sum(axis=0), rtol=rtol, atol=rtol)
+    # the transposed layout (the tile may vectorize along axis 0 and store with a stride)
+    np.testing.assert_allclose((lg.T @ lx + 1).numpy(), g.T @ x + 1, rtol=rtol, atol=rtol)
 
 
 def test_heuristic_tiles_dot_products_in_registers():
