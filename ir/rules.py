@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .dtypes import DType, bool_, int64
+from .graph import Node
 from .ops import BINARY, COMPARISON, ELEMENTWISE, GRAPH_ONLY, INDEXING, MOVEMENT, REDUCTION, Op
 
 Shape = tuple[int, ...]
@@ -169,7 +170,6 @@ assert BINARY <= NUMPY_REFERENCE.keys()
 
 def make(op: Op, *src, arg: Any = None):
     """A graph node for `op` on `src`, its dtype and shape taken from the rule tables."""
-    from .graph import Node
     dtype = DTYPE_RULES[op](tuple(s.dtype for s in src), arg)
     shape = SHAPE_RULES[op](tuple(s.shape for s in src), arg)
     return Node(op, dtype, shape, tuple(src), arg)

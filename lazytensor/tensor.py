@@ -13,13 +13,14 @@ import numpy as np
 
 from . import autograd
 from .autograd import adopt
-from .devices import canonical_device
+from .devices import STATS, canonical_device, runtime
 from .ir.dtypes import (DType, bool_, float64, int64, result_type, scalar_fits, to_dtype, ufunc_result,
                         uint64)
 from .ir.graph import Node
 from .ir.ops import COMPARISON, Op
 from .ir.passes import const
 from .ir.rules import make
+from .realize import realize, realized_value
 
 Scalar = Union[bool, int, float]
 AxisError = np.exceptions.AxisError
@@ -78,7 +79,6 @@ class Tensor:
         >>> lt.arange(3).to_device('cpu').tolist()
         [0, 1, 2]
         """
-        from .devices import STATS, runtime
         target = canonical_device(device)
         if target == self.device:
             return self
@@ -122,13 +122,11 @@ class Tensor:
 
         >>> y = (lt.ones(3) * 2).realize()
         """
-        from .realize import realize
         realize(self)
         return self
 
     def _buffer(self):
         """The memory holding this tensor's value, computed first where it is pending."""
-        from .realize import realize, realized_value
         realize(self)
         return realized_value(self.node).arg
 
@@ -138,7 +136,6 @@ class Tensor:
         >>> lt.arange(3).numpy()
         array([0, 1, 2])
         """
-        from .devices import runtime
         return runtime(self.device).device.to_numpy(self._buffer())
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
@@ -146,7 +143,6 @@ class Tensor:
         """DLPack export (zero-copy on the cpu): `np.from_dlpack(x)`, `torch.from_dlpack(x)`.
         From another device only as a copy to the host, when asked for with
         `dl_device=(1, 0)` (`np.from_dlpack(x, device="cpu")`)."""
-        from .devices import runtime
         buffer = self._buffer()
         kwargs = {} if max_version is None else {"max_version": max_version}
         if self.device != "cpu":
@@ -332,7 +328,6 @@ class Tensor:
             raise RuntimeError(f"only floating point tensors can require gradients, not {self.dtype.name}; "
                                "cast with .astype(lt.float32) first")
         self.realize()
-        from .realize import realized_value
         self.node = autograd.register_leaf(self, realized_value(self.node))
         self.requires_grad = True
         return self
@@ -582,8 +577,7 @@ class Tensor:
         >>> lt.arange(6).reshape(2, -1).shape
         (2, 3)
         """
-        from .movement import reshape
-        return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+        return movement.reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
 
     def permute(self, *axes) -> "Tensor":
         """Axes reordered: result axis i is input axis axes[i].
@@ -591,8 +585,7 @@ class Tensor:
         >>> lt.zeros((2, 3, 4)).permute(2, 0, 1).shape
         (4, 2, 3)
         """
-        from .movement import permute
-        return permute(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes)
+        return movement.permute(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes)
 
     def transpose(self, *axes) -> "Tensor":
         """Axes reversed (no argument) or reordered like `permute`.
@@ -610,11 +603,10 @@ class Tensor:
         >>> lt.zeros((1, 3)).expand(4, -1).shape
         (4, 3)
         """
-        from .movement import broadcast_to
         dims = tuple(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
         lead = len(dims) - self.ndim
         dims = tuple(self.shape[a - lead] if n == -1 and a >= lead else n for a, n in enumerate(dims))
-        return broadcast_to(self, dims)
+        return movement.broadcast_to(self, dims)
 
     def broadcast_to(self, shape) -> "Tensor":
         """This tensor repeated (without copying) to `shape`, by numpy's broadcasting rule.
@@ -622,8 +614,7 @@ class Tensor:
         >>> lt.asarray([1, 2]).broadcast_to((2, 2)).tolist()
         [[1, 2], [1, 2]]
         """
-        from .movement import broadcast_to
-        return broadcast_to(self, shape)
+        return movement.broadcast_to(self, shape)
 
     def squeeze(self, axis=None) -> "Tensor":
         """Remove axes of size 1 (all of them, or those named).
@@ -631,8 +622,7 @@ class Tensor:
         >>> lt.zeros((1, 3, 1)).squeeze().shape
         (3,)
         """
-        from .movement import squeeze
-        return squeeze(self, axis)
+        return movement.squeeze(self, axis)
 
     def unsqueeze(self, axis: int) -> "Tensor":
         """A new axis of size 1 at position `axis` (like lt.expand_dims).
@@ -640,8 +630,7 @@ class Tensor:
         >>> lt.zeros(3).unsqueeze(0).shape
         (1, 3)
         """
-        from .movement import expand_dims
-        return expand_dims(self, axis)
+        return movement.expand_dims(self, axis)
 
     def flip(self, axis=None) -> "Tensor":
         """Reverse the order of elements along `axis` (all axes when None).
@@ -649,8 +638,7 @@ class Tensor:
         >>> lt.arange(3).flip().tolist()
         [2, 1, 0]
         """
-        from .movement import flip
-        return flip(self, axis)
+        return movement.flip(self, axis)
 
     def pad(self, pad_width, value: Scalar = 0) -> "Tensor":
         """Pad with a constant, numpy.pad style (see lt.pad).
@@ -658,8 +646,7 @@ class Tensor:
         >>> lt.asarray([1, 2]).pad(1).tolist()
         [0, 1, 2, 0]
         """
-        from .movement import pad
-        return pad(self, pad_width, value)
+        return movement.pad(self, pad_width, value)
 
     def flatten(self) -> "Tensor":
         """The values as a 1-D tensor.
@@ -670,13 +657,11 @@ class Tensor:
         return self.reshape(-1)
 
     def __getitem__(self, index) -> "Tensor":
-        from .movement import getitem
-        return getitem(self, index)
+        return movement.getitem(self, index)
 
     def __setitem__(self, index, value) -> None:
         """x[index] = value: lazy, like every other op (numpy's last-write-wins for repeats)."""
-        from .movement import setitem
-        setitem(self, index, value)
+        movement.setitem(self, index, value)
 
 
 # ---- helpers that build nodes ------------------------------------------------------------------
@@ -931,3 +916,6 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
 def matmul(a: Any, b: Any) -> Tensor:
     from .linalg import matmul as _matmul
     return _matmul(a, b)
+
+
+from . import movement  # noqa: E402  (last: movement builds on Tensor; methods look it up when called)
