@@ -26,11 +26,14 @@ class MemoryPool:
             self.bytes -= nbytes
             return handles.pop()
 
-    def give(self, nbytes: int, handle: Any, exported: threading.Event) -> None:
-        if exported.is_set():
-            return
+    def track(self, buffer: Any, nbytes: int, memory: Any) -> Any:
+        """`buffer`'s memory comes back here when the buffer dies, unless it was exported."""
+        buffer.recycle = (self, nbytes, memory)
+        return buffer
+
+    def give(self, nbytes: int, memory: Any) -> None:
         with self.lock:
             handles = self.free.setdefault(nbytes, [])
             if len(handles) < self.PER_SIZE and self.bytes + nbytes <= self.MAX_BYTES:
-                handles.append(handle)
+                handles.append(memory)
                 self.bytes += nbytes

@@ -4,8 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Protocol
 
-import threading
-
 import numpy as np
 
 from ..ir.dtypes import DType
@@ -22,8 +20,16 @@ class Buffer:
     handle: Any
     address: int = 0   # raw pointer where the device has one (cpu), for cheap launches
     base: Optional["Buffer"] = None  # the buffer that owns the memory, for a reshaped alias
-    # set once the memory is handed to the user (a numpy view): then it is never reused
-    exported_flag: threading.Event = field(default_factory=threading.Event)
+    # set on the owner once the memory is handed to the user (a numpy view): then it is never reused
+    exported: bool = False
+    # (pool, nbytes, memory): where the owner's memory goes when the owner dies (a pool's `track`)
+    recycle: Optional[tuple] = None
+
+    def __del__(self) -> None:
+        # (cheaper than a weakref.finalize per buffer; aliases hold the owner, so it dies last)
+        if self.recycle is not None and not self.exported:
+            pool, nbytes, memory = self.recycle
+            pool.give(nbytes, memory)
 
     @property
     def owner(self) -> "Buffer":

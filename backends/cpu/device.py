@@ -48,9 +48,7 @@ class CPUDevice:
         if raw is None:
             raw = np.empty(nbytes, dtype=np.uint8)
         storage = raw.view(dtype.np)
-        buffer = Buffer(self.name, dtype, tuple(shape), storage, storage.ctypes.data)
-        weakref.finalize(buffer, self._memory.give, nbytes, raw, buffer.exported_flag)
-        return buffer
+        return self._memory.track(Buffer(self.name, dtype, tuple(shape), storage, storage.ctypes.data), nbytes, raw)
 
     def from_numpy(self, array: np.ndarray) -> Buffer:
         buffer = self.allocate(array.shape, _dtype_of(array))
@@ -60,12 +58,10 @@ class CPUDevice:
     def wrap_numpy(self, array: np.ndarray) -> Buffer:
         """A buffer over `array`'s own memory (zero-copy; the caller keeps it C-contiguous and
         alive through the buffer's handle). Never pooled: the memory is not ours to reuse."""
-        buffer = Buffer(self.name, _dtype_of(array), tuple(array.shape), array.reshape(-1), array.ctypes.data)
-        buffer.exported_flag.set()
-        return buffer
+        return Buffer(self.name, _dtype_of(array), tuple(array.shape), array.reshape(-1), array.ctypes.data)
 
     def to_numpy(self, buffer: Buffer, writeable: bool = False) -> np.ndarray:
-        buffer.owner.exported_flag.set()  # the user may hold this memory now: never pool it
+        buffer.owner.exported = True  # the user may hold this memory now: never pool it
         view = _view(buffer).view()
         view.flags.writeable = writeable  # read-only by default: lazy graphs may share the buffer
         return view

@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import functools
 import math
-import weakref
 from typing import Any
 
 import numpy as np
@@ -73,9 +72,7 @@ class CUDADevice:
                 free, total = drv.mem_get_info()
                 raise MemoryError(f"{self.describe()}: cannot allocate {nbytes} bytes for {dtype.name}{list(shape)} "
                                   f"({free} of {total} bytes free)") from None
-        buffer = Buffer(self.name, dtype, tuple(shape), handle, int(handle))
-        weakref.finalize(buffer, self._memory.give, nbytes, handle, buffer.exported_flag)
-        return buffer
+        return self._memory.track(Buffer(self.name, dtype, tuple(shape), handle, int(handle)), nbytes, handle)
 
     def from_numpy(self, array: np.ndarray) -> Buffer:
         buffer = self.allocate(array.shape, to_dtype(array.dtype))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-import weakref
 from typing import Any
 
 import numpy as np
@@ -69,9 +68,7 @@ class OpenCLDevice:
             except cl.Error as error:
                 raise MemoryError(f"{self.describe()}: cannot allocate {nbytes} bytes for {dtype.name}"
                                   f"{list(shape)}: {error}") from None
-        buffer = Buffer(self.name, dtype, tuple(shape), handle)
-        weakref.finalize(buffer, self._memory.give, nbytes, handle, buffer.exported_flag)
-        return buffer
+        return self._memory.track(Buffer(self.name, dtype, tuple(shape), handle), nbytes, handle)
 
     def from_numpy(self, array: np.ndarray) -> Buffer:
         from ...ir.dtypes import to_dtype
