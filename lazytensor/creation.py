@@ -183,10 +183,27 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, devic
     """
     if step == 0:
         raise ValueError("arange: step must not be zero")
+    device = canonical_device(device)
+    key = (start, stop, step, dtype, device)
+    known = (all(type(v) is int for v in (start, stop, step) if v is not None)
+             and isinstance(dtype, (str, DType, type(None))))
+    if known and key in _SMALL_RANGES:
+        return Tensor(_SMALL_RANGES[key], device)
     values = np.arange(start, stop, step) if stop is not None else np.arange(start)
     if dtype is None:
         dtype = default_float if values.dtype.kind == "f" else default_int
-    return _from_numpy(values, to_dtype(dtype), canonical_device(device))
+    result = _from_numpy(values, to_dtype(dtype), device)
+    if known and values.size <= _SMALL_RANGE:
+        _SMALL_RANGES[key] = result.node   # (buffers never change: every caller may share it)
+        while len(_SMALL_RANGES) > 64:
+            _SMALL_RANGES.pop(next(iter(_SMALL_RANGES)))
+    return result
+
+
+# Integer ranges of up to this many values are kept (a class index per loss call, a row index per
+# gather): made once, not copied from the host each time.
+_SMALL_RANGE = 1 << 16
+_SMALL_RANGES: dict[tuple, Node] = {}
 
 
 def manual_seed(seed: int) -> None:

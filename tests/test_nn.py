@@ -1013,3 +1013,7 @@ def test_out_of_range_class_indices_raise_at_the_call():
         F.embedding(lt.asarray([5]), lt.eye(3))
     with pytest.raises(IndexError, match="out of range"):
         F.one_hot(lt.asarray([0, 5]), 3)
+    labels = lt.asarray([0, 2])   # the same labels (checked once, remembered) against fewer classes
+    assert math.isfinite(F.cross_entropy(lt.zeros((2, 3)), labels).item())
+    with pytest.raises(IndexError, match="2 is out of range for 2 classes"):
+        F.cross_entropy(lt.zeros((2, 2)), labels)

@@ -4,6 +4,7 @@ neighbours and differentiates through the gradient rules of the ops it is made o
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Optional, Sequence, Union
 
 from ..creation import arange, rand
@@ -352,13 +353,19 @@ def _check_indices(indices: Tensor, n: int, what: str, noun: str = "classes", ig
     node = realized_value(indices.node)
     if node.op is not Op.BUFFER or indices.size == 0:
         return
-    values = indices.numpy()
-    bad = (values < 0) | (values >= n)
-    if ignore is not None:
-        bad &= values != ignore
-    if bad.any():
-        raise IndexError(f"{what}: index {values[bad].flat[0]} is out of range for {n} {noun} "
+    bounds = _INDEX_BOUNDS.setdefault(node.arg.owner, {})
+    if ignore not in bounds:   # (a buffer never changes: a training loop's labels are read once)
+        values = indices.numpy()
+        kept = values[values != ignore] if ignore is not None else values
+        bounds[ignore] = (kept.min(), kept.max()) if kept.size else (0, 0)
+    low, high = bounds[ignore]
+    if low < 0 or high >= n:
+        raise IndexError(f"{what}: index {low if low < 0 else high} is out of range for {n} {noun} "
                          f"(valid: 0..{n - 1})")
+
+
+# the smallest and largest index in a buffer of indices, by the value ignored
+_INDEX_BOUNDS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
 def _reduce_loss(loss: Tensor, reduction: str, what: str) -> Tensor:
