@@ -29,7 +29,8 @@ def _arg_key(arg: Any) -> Any:
 class Node:
     # `tracks` is autograd's memo (lazytensor/autograd.py): whether gradients flow from this node
     # to a leaf tensor; None until asked. A derived fact, so it does not make nodes mutable values.
-    __slots__ = ("op", "dtype", "shape", "src", "arg", "tracks", "__weakref__")
+    # `local` is (op, dtype, shape, arg key): the node without its sources, for structure keys.
+    __slots__ = ("op", "dtype", "shape", "src", "arg", "tracks", "local", "__weakref__")
     _live: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
 
     op: Op
@@ -39,11 +40,12 @@ class Node:
     arg: Any
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None) -> "Node":
-        key = (op, dtype, shape, src, _arg_key(arg))
+        local = (op, dtype, shape, _arg_key(arg))
+        key = (local, src)
         node = cls._live.get(key)
         if node is None:
             node = object.__new__(cls)
-            for name, value in zip(cls.__slots__, (op, dtype, tuple(shape), tuple(src), arg, None)):
+            for name, value in zip(cls.__slots__, (op, dtype, tuple(shape), tuple(src), arg, None, local)):
                 object.__setattr__(node, name, value)
             cls._live[key] = node
         return node
@@ -64,22 +66,26 @@ class Node:
 
 
 def toposort(roots: Iterable[Node], expand: Optional[Callable[[Node], bool]] = None) -> list[Node]:
-    """Every node reachable from `roots`, each after its sources (iterative: graphs get deep).
-    Where `expand(node)` is False the node is listed but its sources are not visited."""
+    """Every node reachable from `roots`, each after its sources, depth first from the first root
+    and source (iterative: graphs get deep). Where `expand(node)` is False the node is listed but
+    its sources are not visited."""
     order: list[Node] = []
-    seen: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(list(roots))]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+    seen: set[Node] = set()
+    for root in roots:
+        if root in seen:
             continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        if expand is None or expand(node):
-            stack.extend((s, False) for s in reversed(node.src) if id(s) not in seen)
+        seen.add(root)
+        stack = [(root, iter(root.src if expand is None or expand(root) else ()))]
+        while stack:
+            node, sources = stack[-1]
+            for s in sources:   # descend into the next unseen source; resume here after it
+                if s not in seen:
+                    seen.add(s)
+                    stack.append((s, iter(s.src if expand is None or expand(s) else ())))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
     return order
 
 

@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 from .backends.protocol import Buffer
 from .backends.runtime import CompiledKernel, Runtime
 from .ir.dtypes import DType
-from .ir.graph import Node, _arg_key, toposort
+from .ir.graph import Node
 from .ir.ops import OPAQUE, Op
 
 MAX_PLANS = 512   # per device; the least recently used is forgotten beyond it
@@ -43,18 +43,32 @@ class Plan:
 
 def structure(roots: list[Node]) -> tuple[tuple, list[Node]]:
     """A hashable description of the graph under `roots` that leaves out which buffers it reads,
-    and those buffers' nodes, in the order the description numbers them."""
+    and those buffers' nodes, in the order the description numbers them (toposort's order, in
+    one walk of its own: it runs at every realize)."""
     index: dict[Node, int] = {}
     parts: list[tuple] = []
     leaves: list[Node] = []
-    for node in toposort(roots):
-        index[node] = len(parts)
-        if node.op is Op.BUFFER:
-            leaves.append(node)
-            parts.append((node.dtype, node.shape))
-        else:
-            parts.append((node.op, node.dtype, node.shape, _arg_key(node.arg), tuple(index[s] for s in node.src)))
-    return (tuple(parts), tuple(index[r] for r in roots)), leaves
+    for root in roots:
+        if root in index:
+            continue
+        index[root] = -1   # seen, not numbered yet
+        stack = [(root, iter(root.src))]
+        while stack:
+            node, sources = stack[-1]
+            for s in sources:
+                if s not in index:
+                    index[s] = -1
+                    stack.append((s, iter(s.src)))
+                    break
+            else:
+                stack.pop()
+                index[node] = len(parts)
+                if node.op is Op.BUFFER:
+                    leaves.append(node)
+                    parts.append((node.dtype, node.shape))
+                else:
+                    parts.append((node.local, tuple([index[s] for s in node.src])))
+    return (tuple(parts), tuple([index[r] for r in roots])), leaves
 
 
 def cached(rt: Runtime, key: tuple) -> Optional[Plan]:
