@@ -2,8 +2,9 @@
 
     python benchmarks/bench_core.py [--repeat 15]
 
-Each workload runs once to warm up (compile, caches), then `repeat` times; the table gives the
-median time and the speedup over numpy (numpy time / lazytensor time; above 1 is faster).
+The libraries take turns (three turns each, after a pause and a warm-up call, `repeat` runs a
+turn); the table gives the median time and the speedup over numpy (numpy time / lazytensor
+time; above 1 is faster).
 """
 from __future__ import annotations
 
@@ -29,12 +30,34 @@ except ImportError:
 
 def median_time(fn: Callable[[], object], repeat: int) -> float:
     fn()
+    return statistics.median(_times(fn, repeat))
+
+
+def _times(fn: Callable[[], object], repeat: int) -> list[float]:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return times
+
+
+# Seconds to stay idle before timing a library: the thread pools of the one timed before
+# (OpenBLAS, OpenMP, ours) spin for a while after their last job and would take its cores.
+SETTLE = 0.3
+
+
+def compare(fns: dict[str, Optional[Callable[[], object]]], repeat: int, rounds: int = 3) -> dict[str, float]:
+    """Median time of each function, timed in turns: `rounds` times over the libraries, each
+    after an idle pause and a warm-up call, `repeat` calls a turn. Noise on a shared machine
+    comes in bursts of seconds; taking turns spreads it over every library."""
+    times: dict[str, list[float]] = {name: [] for name, fn in fns.items() if fn is not None}
+    for _ in range(rounds):
+        for name in times:
+            time.sleep(SETTLE)
+            fns[name]()
+            times[name] += _times(fns[name], repeat)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def workloads(rng: np.random.Generator):
@@ -90,14 +113,14 @@ def main() -> None:
     print(header)
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, np_fn, lt_fn, torch_fn, jax_fn in workloads(rng):
-        t_np, t_lt = median_time(np_fn, args.repeat), median_time(lt_fn, args.repeat)
-        t_torch = median_time(torch_fn, args.repeat) if torch_fn else None
-        t_jax = median_time(jax_fn, args.repeat) if jax_fn else None
+        medians = compare({"numpy": np_fn, "lt": lt_fn, "torch": torch_fn, "jax": jax_fn}, args.repeat)
+        t_np, t_lt, t_torch, t_jax = (medians.get(k) for k in ("numpy", "lt", "torch", "jax"))
         cells = [name, _ms(t_np), _ms(t_lt), f"{t_np / t_lt:.2f}x",
                  _ms(t_torch), f"{t_torch / t_lt:.2f}x" if t_torch else "-",
                  _ms(t_jax), f"{t_jax / t_lt:.2f}x" if t_jax else "-"]
         print("| " + " | ".join(cells) + " |", flush=True)
-    print(f"\n(median of {args.repeat} runs after one warm-up; ratios above 1 mean lazytensor is faster)")
+    print(f"\n(median of 3 turns of {args.repeat} runs, each turn after a pause and a warm-up; ratios above 1 "
+          "mean lazytensor is faster)")
 
 
 def _ms(seconds: Optional[float]) -> str:

@@ -3,8 +3,9 @@
     python benchmarks/bench_train.py [--repeat 20] [--device cpu]
 
 lazytensor, a hand-written numpy step and torch (when installed) start from the same weights
-and take the same batch; the table gives the median time per step after a warm-up and the
-ratio to torch (and to numpy). The first step's loss of each is printed too: they must agree.
+and take the same batch; the libraries take turns (3 turns of `repeat` steps, each after a pause
+that lets the other libraries' thread pools go idle); the table gives the median time per step
+and the ratio to torch (and to numpy). The first step's loss of each is printed too: they must agree.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 
 import lazytensor as lt
 import lazytensor.nn.functional as F
-from bench_core import median_time   # (this folder is on the path when a benchmark runs)
+from bench_core import compare   # (this folder is on the path when a benchmark runs)
 
 try:
     import torch
@@ -99,10 +100,11 @@ def main() -> None:
         torch.set_num_threads(len(__import__("os").sched_getaffinity(0)))
         steps["torch"] = torch_step(weights, x, labels)
     first_losses = {name: step() for name, step in steps.items()}
-    times = {name: median_time(step, args.repeat) for name, step in steps.items()}
+    times = compare(steps, args.repeat)
 
     reference = times.get("torch", times["numpy"])
-    print(f"one SGD step, MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32; median of {args.repeat}\n")
+    print(f"one SGD step, MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32; median of 3 turns of "
+          f"{args.repeat} steps (the libraries take turns, each after a pause)\n")
     print(f"| {'library':<22} | {'first loss':>10} | {'ms / step':>9} | {'x torch' if torch else 'x numpy':>8} |")
     print(f"|{'-' * 24}|{'-' * 12}:|{'-' * 10}:|{'-' * 9}:|")
     for name, seconds in times.items():

@@ -31,7 +31,9 @@ class Node:
     # to a leaf tensor; None until asked. A derived fact, so it does not make nodes mutable values.
     # `local` is (op, dtype, shape, arg key): the node without its sources, for structure keys.
     __slots__ = ("op", "dtype", "shape", "src", "arg", "tracks", "local", "__weakref__")
-    _live: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
+    # live nodes by (local, src), each entry dropped when its node dies (a weak dictionary, with
+    # plain weak references: a WeakValueDictionary's entries cost 4x as much to make)
+    _live: "dict[tuple, weakref.ref[Node]]" = {}
 
     op: Op
     dtype: DType
@@ -42,12 +44,19 @@ class Node:
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None) -> "Node":
         local = (op, dtype, shape, _arg_key(arg))
         key = (local, src)
-        node = cls._live.get(key)
+        ref = _LIVE.get(key)
+        node = ref() if ref is not None else None
         if node is None:
             node = object.__new__(cls)
-            for name, value in zip(cls.__slots__, (op, dtype, tuple(shape), tuple(src), arg, None, local)):
-                object.__setattr__(node, name, value)
-            cls._live[key] = node
+            set_slot = object.__setattr__
+            set_slot(node, "op", op)
+            set_slot(node, "dtype", dtype)
+            set_slot(node, "shape", tuple(shape))
+            set_slot(node, "src", tuple(src))
+            set_slot(node, "arg", arg)
+            set_slot(node, "tracks", None)
+            set_slot(node, "local", local)
+            _LIVE[key] = weakref.ref(node, lambda _, key=key: _forget(key))
         return node
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -63,6 +72,16 @@ class Node:
     def __repr__(self) -> str:
         arg = f", arg={self.arg!r}" if self.arg is not None and self.op is not Op.BUFFER else ""
         return f"Node({self.op.name}, {self.dtype.name}, {self.shape}{arg}, nsrc={len(self.src)})"
+
+
+_LIVE = Node._live
+
+
+def _forget(key: tuple) -> None:
+    """A node died: drop its entry, unless a new node took the key since (its entry is live)."""
+    ref = _LIVE.get(key)
+    if ref is not None and ref() is None:
+        del _LIVE[key]
 
 
 def toposort(roots: Iterable[Node], expand: Optional[Callable[[Node], bool]] = None) -> list[Node]:

@@ -170,6 +170,6 @@ assert BINARY <= NUMPY_REFERENCE.keys()
 
 def make(op: Op, *src, arg: Any = None):
     """A graph node for `op` on `src`, its dtype and shape taken from the rule tables."""
-    dtype = DTYPE_RULES[op](tuple(s.dtype for s in src), arg)
-    shape = SHAPE_RULES[op](tuple(s.shape for s in src), arg)
+    dtype = DTYPE_RULES[op](tuple([s.dtype for s in src]), arg)
+    shape = SHAPE_RULES[op](tuple([s.shape for s in src]), arg)
     return Node(op, dtype, shape, tuple(src), arg)

@@ -344,27 +344,33 @@ def batch_norm(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[
 
 # ---- losses ---------------------------------------------------------------------------------------
 
-def _check_indices(indices: Tensor, n: int, what: str, noun: str = "classes", ignore: Optional[int] = None) -> None:
+def _check_indices(indices: Tensor, n: int, what: str, noun: str = "classes",
+                   ignore: Optional[int] = None) -> Optional[bool]:
     """Out-of-range class or row indices raise here, where they are known: when the indices are
     already in memory (a batch of labels), they are read (a small copy from a GPU); indices
-    computed lazily in the same graph are clamped by the kernel instead (it cannot raise)."""
+    computed lazily in the same graph are clamped by the kernel instead (it cannot raise).
+    Returns whether some index is `ignore` (None where the indices are not in memory)."""
     from ..ir.ops import Op
     from ..realize import realized_value
     node = realized_value(indices.node)
-    if node.op is not Op.BUFFER or indices.size == 0:
-        return
+    if node.op is not Op.BUFFER:
+        return None
+    if indices.size == 0:
+        return False
     bounds = _INDEX_BOUNDS.setdefault(node.arg.owner, {})
     if ignore not in bounds:   # (a buffer never changes: a training loop's labels are read once)
         values = indices.numpy()
         kept = values[values != ignore] if ignore is not None else values
-        bounds[ignore] = (kept.min(), kept.max()) if kept.size else (0, 0)
-    low, high = bounds[ignore]
+        bounds[ignore] = (kept.min(), kept.max(), kept.size < values.size) if kept.size else (0, 0, True)
+    low, high, ignored = bounds[ignore]
     if low < 0 or high >= n:
         raise IndexError(f"{what}: index {low if low < 0 else high} is out of range for {n} {noun} "
                          f"(valid: 0..{n - 1})")
+    return ignored
 
 
-# the smallest and largest index in a buffer of indices, by the value ignored
+# the smallest and largest index in a buffer of indices, and whether some index is the ignored
+# one, by the value ignored
 _INDEX_BOUNDS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
@@ -407,10 +413,12 @@ def nll_loss(log_probs: Tensor, target: Any, reduction: str = "mean", ignore_ind
     if not target.dtype.is_integer:
         raise TypeError(f"nll_loss: the target must hold integer class indices, not {target.dtype.name}; "
                         "for probabilities use a soft-label loss")
-    _check_indices(target, log_probs.shape[1], "nll_loss / cross_entropy target", ignore=ignore_index)
+    ignored = _check_indices(target, log_probs.shape[1], "nll_loss / cross_entropy target", ignore=ignore_index)
     classes = arange(log_probs.shape[1], device=log_probs.device).reshape((-1,) + (1,) * (log_probs.ndim - 2))
     picked = where(target.reshape(target.shape[:1] + (1,) + target.shape[1:]) == classes, log_probs, 0)
     loss = -picked.sum(axis=1)
+    if ignored is False:   # labels in memory, none of them ignore_index: the plain mean/sum
+        return _reduce_loss(loss, reduction, "nll_loss")
     kept = target != ignore_index
     loss = where(kept, loss, 0).astype(loss.dtype)
     if reduction == "mean":
