@@ -1,10 +1,11 @@
 """A training step: one SGD step of a 784-512-10 MLP (relu, cross-entropy), batch 128, float32.
 
-    python benchmarks/bench_train.py [--repeat 20] [--device cpu]
+    python benchmarks/bench_train.py [--repeat 10] [--turns 10] [--device cpu]
 
 lazytensor, a hand-written numpy step and torch (when installed) start from the same weights
-and take the same batch; the libraries take turns (3 turns of `repeat` steps, each after a pause
-that lets the other libraries' thread pools go idle); the table gives the median time per step
+and take the same batch; the libraries take turns (`turns` turns of `repeat` steps, each after a
+pause that lets the other libraries' thread pools go idle: this machine's speed changes every
+few seconds, and turns spread that over every library); the table gives the median time per step
 and the ratio to torch (and to numpy). The first step's loss of each is printed too: they must agree.
 """
 from __future__ import annotations
@@ -83,7 +84,8 @@ def torch_step(weights: list[np.ndarray], x: np.ndarray, labels: np.ndarray) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=10, help="steps per turn")
+    parser.add_argument("--turns", type=int, default=10, help="turns per library")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -100,11 +102,11 @@ def main() -> None:
         torch.set_num_threads(len(__import__("os").sched_getaffinity(0)))
         steps["torch"] = torch_step(weights, x, labels)
     first_losses = {name: step() for name, step in steps.items()}
-    times = compare(steps, args.repeat)
+    times = compare(steps, args.repeat, args.turns)
 
     reference = times.get("torch", times["numpy"])
-    print(f"one SGD step, MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32; median of 3 turns of "
-          f"{args.repeat} steps (the libraries take turns, each after a pause)\n")
+    print(f"one SGD step, MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32; median of {args.turns} "
+          f"turns of {args.repeat} steps (the libraries take turns, each after a pause)\n")
     print(f"| {'library':<22} | {'first loss':>10} | {'ms / step':>9} | {'x torch' if torch else 'x numpy':>8} |")
     print(f"|{'-' * 24}|{'-' * 12}:|{'-' * 10}:|{'-' * 9}:|")
     for name, seconds in times.items():

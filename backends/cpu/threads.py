@@ -4,10 +4,11 @@ A kernel's outer parallel loop runs as [start, end) chunks, one per core. Handin
 Python thread pool costs ~60 us a launch here (a future, a lock, two GIL hand-offs), more than
 many kernels take. So the hand-off is native code, compiled once by LLVM: each worker is a Python
 thread that enters `lt_pool_worker` through ctypes (the GIL is released) and never comes back.
-It spins on a generation counter for a new job, runs its chunk and counts itself done.
+It spins on a generation counter for a new job (yielding its core after a while), runs its
+chunk and counts itself done.
 `lt_pool_run`, called by the launching thread, publishes a job, runs chunk 0 itself and spins
 until every worker has counted itself done; a launch then costs about a microsecond more than a
-serial one. A worker that sees no job for ~100 us sleeps in the kernel (futex) and is woken by the
+serial one. A worker that sees no job for a few ms sleeps in the kernel (futex) and is woken by the
 next job, so an idle process takes no CPU.
 
 This needs Linux's futex and x86's `pause`; elsewhere `PythonPool` (a ThreadPoolExecutor) does
@@ -31,11 +32,17 @@ from .compiler import new_target_machine
 # different cache lines, so spinning on one does not slow the writes to another.
 GENERATION, SLEEPERS, DONE, JOB = 0, 64, 128, 192   # JOB: fn, args, extent, parts, stop
 STATE_BYTES = 256
-SPIN_CYCLES = 1 << 18   # time-stamp cycles (~100 us) a worker spins before it sleeps
+# A worker waiting for a job spins (~25 us of time-stamp cycles), then spins yielding its core to
+# any other thread that wants it, then sleeps (~3 ms after its last job). A sleeping thread's core
+# may be halted, which on a virtual machine takes long to wake: a training step's Python between
+# two kernels (a few hundred us) must not put the workers to sleep.
+SPIN_CYCLES = 1 << 16
+YIELD_CYCLES = 1 << 23
 FUTEX_WAIT, FUTEX_WAKE, SYS_FUTEX = 128, 129, 202   # *_PRIVATE; x86-64 syscall number
 
 _IR = f"""
 declare i64 @syscall(i64, ...)
+declare i32 @sched_yield()
 declare void @llvm.x86.sse2.pause()
 declare i64 @llvm.readcyclecounter()
 
@@ -50,8 +57,8 @@ entry:
 
 spin:                                    ; wait for a generation other than %seen: from 0, the
                                          ; state's first, as a job may come before this thread runs
-  %seen = phi i32 [ 0, %entry ], [ %now, %finished ], [ %seen, %pause ], [ %seen, %woken ]
-  %since = phi i64 [ %t0, %entry ], [ %t1, %finished ], [ %since, %pause ], [ %t2, %woken ]
+  %seen = phi i32 [ 0, %entry ], [ %now, %finished ], [ %seen, %pause ], [ %seen, %give ], [ %seen, %woken ]
+  %since = phi i64 [ %t0, %entry ], [ %t1, %finished ], [ %since, %pause ], [ %since, %give ], [ %t2, %woken ]
   %now = load atomic i32, ptr %generation acquire, align 4
   %new = icmp ne i32 %now, %seen
   br i1 %new, label %work, label %pause
@@ -61,7 +68,13 @@ pause:
   %t = call i64 @llvm.readcyclecounter()
   %waited = sub i64 %t, %since
   %long = icmp ugt i64 %waited, {SPIN_CYCLES}
-  br i1 %long, label %sleep, label %spin
+  br i1 %long, label %yield, label %spin
+yield:
+  %longer = icmp ugt i64 %waited, {YIELD_CYCLES}
+  br i1 %longer, label %sleep, label %give
+give:
+  call i32 @sched_yield()
+  br label %spin
 
 sleep:                                   ; a job published after this check wakes us (see run)
   atomicrmw add ptr %sleepers, i32 1 seq_cst
