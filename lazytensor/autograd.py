@@ -127,7 +127,8 @@ def tracks(node: Node) -> bool:
     stack = [node]   # depth first: a node is decided once its computed sources are
     while stack:
         n = stack[-1]
-        unknown = [s for s in n.src if s.src and s.tracks is None]
+        # (a DETACH tracks nothing whatever is under it: no need to look there)
+        unknown = [s for s in n.src if s.src and s.tracks is None] if n.op is not Op.DETACH else []
         if unknown:
             stack.extend(unknown)
             continue
@@ -522,9 +523,10 @@ def backward(tensor: "Tensor", gradient: Optional["Tensor"], retain_graph: bool)
         seed = _cast(gradient.node, tensor.dtype)
     grads = gradients(tensor.node, seed)
     leaves = [(_LEAVES[node], g) for node, g in grads.items() if node in _LEAVES]
-    with no_grad():
-        new = [Tensor(g if leaf.grad is None else _add(leaf.grad.node, g), leaf.device) for leaf, g in leaves]
-        realize(tensor, *new)
+    # detached here, so no tensor creation asks whether the whole gradient graph tracks a leaf
+    new = [Tensor(make(Op.DETACH, g if leaf.grad is None else _add(leaf.grad.node, g)), leaf.device)
+           for leaf, g in leaves]
+    realize(tensor, *new)
     for (leaf, _), grad in zip(leaves, new):
         leaf.grad = grad
     if not retain_graph:
