@@ -40,7 +40,9 @@ class Optimizer:
                                     f"requires_grad={getattr(p, 'requires_grad', None)}")
             self.param_groups.append({**defaults, **group, "params": params})
         self.state: dict[Tensor, dict] = {}
-        self._scalars: dict[tuple, Tensor] = {}   # this step's 0-d tensors, shared by its parameters
+        # 0-d tensors of the numbers a step uses, by value: made once, shared by the parameters
+        # (and by later steps while the value stays: buffers never change)
+        self._scalars: dict[tuple, Tensor] = {}
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients (before the next backward, which would add to them)."""
@@ -56,7 +58,8 @@ class Optimizer:
             from .autograd import enable_grad
             with enable_grad():
                 loss = closure()
-        self._scalars.clear()
+        if len(self._scalars) > 64:   # (a schedule or bias correction changes them every step)
+            self._scalars.clear()
         updates: list[tuple[Tensor, Tensor]] = []   # (where the value goes, the new value)
         for group in self.param_groups:
             for p in group["params"]:

@@ -793,23 +793,23 @@ def binary(op: Op, a: Any, b: Any) -> Tensor:
 
 
 def _same_float_operands(*values: Any) -> Optional[list[Node]]:
-    """The nodes of the operands where nothing needs promoting or broadcasting: float32/64
-    tensors of one dtype, shape and device, and Python floats (or small ints, exact in float32).
-    None otherwise: the general path decides."""
+    """The nodes of the operands where nothing needs promoting and broadcasting is trivial:
+    float32/64 tensors of one dtype, shape (or 0-d: a learning rate) and device, and Python floats
+    (or small ints, exact in float32). None otherwise: the general path decides."""
     tensors = [v for v in values if isinstance(v, Tensor)]
     if not tensors:
         return None
-    first = tensors[0]
+    first = max(tensors, key=lambda t: len(t.node.shape))
     dtype, shape, device = first.dtype, first.node.shape, first.device
     if dtype.name not in ("float32", "float64"):
         return None
-    for t in tensors[1:]:
-        if t.dtype is not dtype or t.node.shape != shape or t.device != device:
+    for t in tensors:
+        if t.dtype is not dtype or (t.node.shape != shape and t.node.shape) or t.device != device:
             return None
     nodes = []
     for v in values:
         if isinstance(v, Tensor):
-            nodes.append(v.node)
+            nodes.append(v.node if v.node.shape == shape else broadcast_node(v.node, shape))   # (a 0-d one)
         elif type(v) is float or (type(v) is int and -(1 << 24) < v < (1 << 24)):
             nodes.append(const(v, dtype, shape))
         else:
