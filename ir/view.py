@@ -10,6 +10,7 @@ row-major linear index.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Optional
 
@@ -204,8 +205,52 @@ class ViewStack:
     def flip(self, axes) -> "ViewStack":
         return self._top(self.views[-1].flip(tuple(axes)))
 
+    @functools.cached_property
+    def affine(self) -> Optional[tuple[tuple[int, ...], int, tuple[tuple[tuple[int, ...], int, int, int], ...]]]:
+        """The whole stack as one affine map where it is one: (strides, offset, checks), element
+        i at offset + sum(i[d] * strides[d]), valid where every check (coefs, const, lo, hi) has
+        lo <= const + sum(i[d] * coefs[d]) < hi. None where a view below sees the index wrap.
+
+        Each view below reads the row-major position p of the view above, one digit per axis:
+        p % m and p // m for size m. With p = c0 + sum(c[d] * i[d]) and each c = q*m + r
+        (0 <= r < m), the digit is r0 + sum(r[d] * i[d]) and the rest q0 + sum(q[d] * i[d]) --
+        affine again -- wherever that digit cannot reach m over the whole index range. Sliding
+        windows (conv, pooling) are such stacks: x[o*s + k*d] built from repeat, cut and reshape."""
+        top = self.views[-1]
+        sizes = top.shape
+        coefs, const = list(top.strides), top.offset
+        checks: list[tuple[tuple[int, ...], int, int, int]] = []
+        if top.mask is not None:
+            for d, (lo, hi) in enumerate(top.mask):
+                checks.append((tuple(1 if e == d else 0 for e in range(len(sizes))), 0, lo, hi))
+        for view in reversed(self.views[:-1]):
+            digits = []
+            for m in reversed(view.shape):
+                q0, r0 = divmod(const, m)
+                rs = [c % m for c in coefs]
+                if r0 + sum(r * (n - 1) for r, n in zip(rs, sizes)) >= m:
+                    return None
+                digits.append((rs, r0))
+                coefs, const = [c // m for c in coefs], q0
+            digits.reverse()
+            coefs = [sum(st * rs[d] for st, (rs, _) in zip(view.strides, digits)) for d in range(len(sizes))]
+            const = view.offset + sum(st * r0 for st, (_, r0) in zip(view.strides, digits))
+            if view.mask is not None:
+                checks += [(tuple(rs), r0, lo, hi) for (rs, r0), (lo, hi) in zip(digits, view.mask)]
+        ranges = [(0, n - 1) for n in sizes]
+        kept = tuple(check for check in checks if not _always_within(check, ranges))
+        return tuple(coefs), const, kept
+
     def index(self, idxs: list[Expr]) -> tuple[Expr, Expr | None]:
         """(memory index, validity or None) of element `idxs` of the top view."""
+        if len(self.views) > 1 and self.affine is not None:
+            strides, offset, checks = self.affine
+            valid = None
+            for coefs, const, lo, hi in checks:
+                value = _affine(idxs, coefs, const)
+                valid = loop.logical_and(valid, loop.less(loop.const(lo - 1), value))
+                valid = loop.logical_and(valid, loop.less(value, loop.const(hi)))
+            return _affine(idxs, strides, offset), valid
         index, valid = self.views[-1].index(idxs)
         for view in reversed(self.views[:-1]):
             # the index so far is a row-major position in `view`'s shape: unflatten it
@@ -217,3 +262,18 @@ class ViewStack:
             index, inner_valid = view.index(idxs)
             valid = loop.logical_and(valid, inner_valid)
         return index, valid
+
+
+def _affine(idxs: list[Expr], coefs: tuple[int, ...], const: int) -> Expr:
+    expr: Expr = loop.const(const)
+    for i, c in zip(idxs, coefs):
+        expr = loop.add(expr, loop.mul(i, loop.const(c)))
+    return expr
+
+
+def _always_within(check: tuple[tuple[int, ...], int, int, int], ranges: list[tuple[int, int]]) -> bool:
+    """Whether lo <= const + sum(coefs[d] * i[d]) < hi for every i in the ranges."""
+    coefs, const, lo, hi = check
+    low = const + sum(min(c * a, c * b) for c, (a, b) in zip(coefs, ranges))
+    high = const + sum(max(c * a, c * b) for c, (a, b) in zip(coefs, ranges))
+    return lo <= low and high < hi

@@ -9,8 +9,9 @@ realized into a buffer, so `exp(x - x.max(-1, keepdims=True))` costs one kernel 
 then one for the rest.
 An elementwise node used twice is recomputed in each kernel that needs it: cheaper than a
 round trip through memory -- except where a reduction reads it broadcast over many elements
-(a matmul's gradient reads `g * (h > 0)` once per column of the other operand): then it is
-computed once into memory. Opaque ops (sort, cumulative sum, ...) are steps of their own: their
+(a matmul's gradient reads `g * (h > 0)` once per column of the other operand; a convolution
+reads each element of its padded input once per tap and output channel): then it is computed
+once into memory. Opaque ops (sort, cumulative sum, ...) are steps of their own: their
 inputs are realized first, and their results are read by later kernels like any buffer.
 """
 from __future__ import annotations
@@ -122,6 +123,12 @@ class _KernelBuilder:
             return self.load(node, path)
         if node.op is Op.CONST:
             return Node(Op.CONST, node.dtype, space, (), node.arg)
+        if node.op is Op.PAD and in_reduce and node is not self.root and \
+                math.prod(space) >= H.RECOMPUTE_BROADCAST_MAX * max(1, node.size):
+            # a padded input read many times over (a convolution's windows): padded once into
+            # memory, so the reduction reads plain vectors instead of checking bounds per element
+            self.new_roots.append(node)
+            return self.load(node, path)
         if node.op is Op.PAD:
             valid_view = view_through(node.src[0].shape, path + (node,))
             gate = Node(Op.VALID, bool_, space, (), valid_view)

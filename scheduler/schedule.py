@@ -186,6 +186,8 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
     if vector_axes:
         tiled = _register_tile_schedule(shape, vector_axes, work, lanes)
         if tiled is not None:
+            tiled += _longest_reduction_innermost(reduces[0])
+        if tiled is not None:
             return tiled
         if len(shape) - 1 in vector_axes and shape[-1] >= H.CACHE_WRITE_MIN_LANES:
             # (a short last axis still beats gathering: vectors as wide as it allows)
@@ -202,15 +204,17 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
 
 def _load_strides(node: Node) -> list[tuple[int, ...] | None]:
     """The memory strides of every load under `node` over its index space (None for a load
-    through several views, whose strides are not one tuple)."""
+    through several views that are not one affine map)."""
     loads = [n for n in toposort([node]) if n.op is Op.LOAD]
-    return [n.arg[1].views[0].strides if len(n.arg[1].views) == 1 else None for n in loads]
+    return [n.arg[1].views[0].strides if len(n.arg[1].views) == 1 else
+            n.arg[1].affine[0] if n.arg[1].affine is not None else None for n in loads]
 
 
 def _outer_reduction_axes(expr: Node, reduces: list[Node]) -> list[int]:
     """For one float reduction whose innermost reduced axis is strided in memory (a matmul's
-    weight gradient: sum over the batch of x[b, k] * g[b, n]), the output axes every load reads
-    contiguously or not at all, some contiguously. Reducing element by element would gather
+    weight gradient: sum over the batch of x[b, k] * g[b, n]) or too short to vectorize (a
+    convolution's taps), the output axes every load reads contiguously or not at all, some
+    contiguously. Reducing element by element would gather
     across memory; updating vectors of outputs along such an axis, per reduced element, reads
     and writes whole vectors instead."""
     if len(reduces) != 1 or not expr.shape or any(n.op is Op.GATHER for n in toposort([expr])):
@@ -219,7 +223,9 @@ def _outer_reduction_axes(expr: Node, reduces: list[Node]) -> list[int]:
     if not r.dtype.is_float or not r.arg:
         return []
     strides = _load_strides(r.src[0])
-    if any(st is None for st in strides) or not any(st[max(r.arg)] not in (0, 1) for st in strides):
+    innermost = max(r.arg)
+    short = r.src[0].shape[innermost] < H.DOT_TILE_MIN_REDUCTION   # (a conv's 3 taps: no vector)
+    if any(st is None for st in strides) or not (short or any(st[innermost] not in (0, 1) for st in strides)):
         return []
     return [axis for axis, n in enumerate(expr.shape) if axis not in r.arg and n > 1
             and all(st[axis] in (0, 1) for st in strides) and any(st[axis] == 1 for st in strides)]
@@ -290,18 +296,19 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
     stored with a stride, once per tile). None where no tile fits."""
     last = len(shape) - 1
     fits = []
-    for col in vector_axes:
-        rows = [(n, d) for d, n in enumerate(shape) if n > 1 and d != col]
-        if not rows:
-            continue
-        m, row = max(rows)
-        fit = _best_tile(m, shape[col], lanes)
-        if fit is not None:
-            fits.append((-_fmas_per_load(fit[0], fit[1] // lanes), col != last, row, col, fit))
+    for width in (lanes, lanes // 2):   # (half vectors where full ones do not divide: 56 = 7 x 8)
+        for col in vector_axes:
+            rows = [(n, d) for d, n in enumerate(shape) if n > 1 and d != col]
+            if not rows or width < H.CACHE_WRITE_MIN_LANES:
+                continue
+            m, row = max(rows)
+            fit = _best_tile(m, shape[col], width)
+            if fit is not None:
+                fits.append((-width, -_fmas_per_load(fit[0], fit[1] // width), col != last, row, col, fit))
     if fits:
-        _, _, row, col, (mr, nr) = min(fits)
+        width, _, _, row, col, (mr, nr) = min(fits)
         prims, _, tile_col = _tile_loops(shape, row, col, mr, nr, work)
-        return prims + (Vectorize(tile_col, lanes), Unroll(tile_col, nr // lanes))
+        return prims + (Vectorize(tile_col, -width), Unroll(tile_col, nr // -width))
     # a short last axis (a 10-class layer) is a whole row of the tile
     rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1]
     if last not in vector_axes or not rows or shape[-1] > 2 * lanes or shape[-1] < H.CACHE_WRITE_MIN_LANES:
@@ -313,6 +320,16 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
     width = min(lanes, 1 << (shape[-1].bit_length() - 1))
     prims, _, tile_col = _tile_loops(shape, row, last, mr, None, work)
     return prims + (Vectorize(tile_col, width), Unroll(tile_col, -(-shape[-1] // width)))
+
+
+def _longest_reduction_innermost(r: Node) -> Schedule:
+    """Reduction loops shortest first: the longest one runs innermost, around the register tile.
+    (LLVM unrolls short loops in full: a convolution's 3x3 taps innermost would become a
+    horizontal sum per output instead of vectors of outputs.)"""
+    if len(r.arg) < 2:
+        return ()
+    order = sorted(r.arg, key=lambda a: r.src[0].shape[a])
+    return (Reorder(tuple(f"r0_{a}" for a in order)),)
 
 
 def _fmas_per_load(rows: int, vectors: int) -> float:

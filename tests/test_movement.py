@@ -509,3 +509,40 @@ def test_large_transpose_and_flip(device):
     assert_close(x.T.numpy(), a.T)
     assert_close((x.T[::-1, 3:] * 2).numpy(), a.T[::-1, 3:] * 2)
     assert_close(lt.concatenate([x, x[:, ::-1]], axis=1).numpy(), np.concatenate([a, a[:, ::-1]], axis=1))
+
+
+# ---- view stacks that are one affine map -----------------------------------------------------------
+
+def _loads(t: lt.Tensor):
+    from lazytensor.ir.graph import toposort
+    from lazytensor.ir.ops import Op
+    from lazytensor.ir.passes import optimize
+    from lazytensor.scheduler.fusion import fuse
+    return [n.arg[1] for spec in fuse(optimize([t.node])) for n in toposort([spec.expr]) if n.op is Op.LOAD]
+
+
+@pytest.mark.parametrize("kernel, stride, dilation, padding", [
+    ((3, 3), (1, 1), (1, 1), 1), ((2, 3), (2, 1), (1, 2), 0), ((3, 2), (3, 2), (2, 1), 2)])
+def test_sliding_windows_are_one_affine_map(kernel, stride, dilation, padding):
+    """The windows of conv/pooling are built from repeat, cut and reshape views: a stack whose
+    index never wraps, so it composes into one affine map (no division in the kernel), with the
+    padding as bounds checks; the values are numpy's sliding windows."""
+    from lazytensor.nn.functional import _windows
+    x = np.random.default_rng(3).standard_normal((2, 3, 11, 10)).astype(np.float32)
+    padded = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    win = _windows(lt.asarray(x).pad(((0, 0), (0, 0), (padding, padding), (padding, padding))), kernel, stride,
+                   dilation) * 1.0
+    stacks = [v for v in _loads(win) if len(v.views) > 1]
+    assert stacks and all(v.affine is not None for v in stacks)
+    span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    want = np.lib.stride_tricks.sliding_window_view(padded, span, axis=(2, 3))
+    want = want[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
+    assert_close(win, want)
+
+
+def test_a_reshape_that_wraps_stays_a_stack():
+    """x.T flattened reads across rows: its index wraps, so it keeps the division (and is right)."""
+    x = np.arange(35, dtype=np.float32).reshape(5, 7)
+    flat = lt.asarray(x).T.reshape(-1)[3:30] * 2.0
+    assert any(len(v.views) > 1 and v.affine is None for v in _loads(flat))
+    assert_close(flat, x.T.reshape(-1)[3:30] * 2)

@@ -11,7 +11,7 @@ from lazytensor.scheduler.collapse import collapse_axes
 from lazytensor.scheduler.fusion import fuse
 from lazytensor.scheduler.lower import lower
 from lazytensor.scheduler.schedule import (CacheWrite, Parallel, Reorder, Split, Unroll, Vectorize,
-                                           heuristic_schedule)
+                                           heuristic_schedule, reductions)
 
 
 def run_with_schedule(out: lt.Tensor, schedule, collapse: bool = True) -> np.ndarray:
@@ -233,3 +233,15 @@ def test_dot_product_tiles_match_numpy(shape, dtype):
     got = lt.nn.functional.relu(lt.asarray(x) @ lt.asarray(w).T + lt.asarray(b)).numpy()
     rtol = 1e-4 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(got, np.maximum(x @ w.T + b, 0), rtol=rtol, atol=rtol)
+
+
+def test_convolution_tiles_outputs_along_the_image_row():
+    """A 3x3 convolution's taps are too short to vectorize: the register tile runs along the
+    output row (read contiguously from the input, the weights broadcast), in half vectors
+    where full ones do not divide it (56 = 7 x 8), with the channel loop innermost."""
+    x, w = lt.asarray(np.ones((2, 8, 12, 56), np.float32)), lt.asarray(np.ones((16, 8, 3, 3), np.float32))
+    specs = fuse(optimize([lt.nn.functional.conv2d(x, w, padding=1).node]))
+    assert [bool(reductions(s.expr)) for s in specs][:2] == [False, True]   # the input padded once, then the sum
+    tiled = heuristic_schedule(collapse_axes(specs[1].expr), runtime("cpu").device.target)
+    assert any(isinstance(p, CacheWrite) for p in tiled)
+    assert Vectorize("i3_i", 8) in tiled and tiled[-1] == Reorder(("r0_5", "r0_6", "r0_4"))

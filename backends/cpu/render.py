@@ -174,6 +174,11 @@ class _Renderer:
             props.append(f'!{{!"llvm.loop.vectorize.width", i32 {f.vector_width}}}')
             if f.unroll > 1:
                 props.append(f'!{{!"llvm.loop.interleave.count", i32 {f.unroll}}}')
+            if isinstance(f.start, Const) and isinstance(f.stop, Const) and \
+                    f.stop.value - f.start.value <= f.vector_width * f.unroll:
+                # a loop of one vector step: LLVM would unroll it in full before vectorizing,
+                # and its SLP pass may then bundle the wrong statements (gathers across rows)
+                props.append('!{!"llvm.loop.unroll.disable"}')
         elif f.unroll > 1:
             props.append(f'!{{!"llvm.loop.unroll.count", i32 {f.unroll}}}')
         base = len(self.metadata)

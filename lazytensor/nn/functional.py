@@ -185,7 +185,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
            padding: IntPair = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
     """2-D convolution (cross-correlation, as in PyTorch): x (N, C_in, H, W), weight
     (C_out, C_in / groups, kH, kW) -> (N, C_out, H_out, W_out). The windows are a view of x and
-    the sum over (C_in, kH, kW) is one matrix product per group.
+    the output one sum over (C_in, kH, kW) of windows times weights.
 
     >>> F.conv2d(lt.ones((1, 2, 5, 5)), lt.ones((4, 2, 3, 3)), padding=1).shape
     (1, 4, 5, 5)
@@ -204,11 +204,25 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
         x = x.pad(((0, 0), (0, 0), (padding[0], padding[0]), (padding[1], padding[1])))
     win = _windows(x, (kh, kw), stride, dilation)                     # (N, C_in, oh, ow, kh, kw)
     oh, ow = win.shape[2:4]
-    cols = win.reshape(n, groups, c_group, oh, ow, kh, kw).permute(0, 1, 3, 4, 2, 5, 6)
-    cols = cols.reshape(n, groups, oh * ow, c_group * kh * kw)
-    w = weight.reshape(groups, c_out // groups, c_group * kh * kw).permute(0, 2, 1)
-    out = (cols @ w).permute(0, 1, 3, 2).reshape(n, c_out, oh, ow)
+    # out[n, g, o, y, x] = sum over (c, i, j) of win[n, g, c, y, x, i, j] * w[g, o, c, i, j]: every
+    # axis kept apart (no im2col reshape merges them), so the kernel indexes the input affinely
+    cols = win.reshape(n, groups, 1, c_group, oh, ow, kh, kw).permute(0, 1, 2, 4, 5, 3, 6, 7)
+    w = weight.reshape(1, groups, c_out // groups, 1, 1, c_group, kh, kw)
+    out = _sum_of_products(cols * w, (5, 6, 7)).reshape(n, c_out, oh, ow)
     return out + bias.reshape(1, c_out, 1, 1) if bias is not None else out
+
+
+def _sum_of_products(product: Tensor, axes: tuple[int, ...]) -> Tensor:
+    """The sum over `axes` of a product, accumulated as a matrix product is: in the float dtype
+    itself (float16 in float32), not in float64 like a plain float32 sum, so each term is one
+    FMA of full vectors."""
+    from ..ir.dtypes import float16, float32
+    from ..ir.ops import Op
+    from ..ir.rules import make
+    from ..tensor import _cast
+    dtype = product.dtype
+    accumulate = float32 if dtype is float16 else dtype
+    return product._new(_cast(make(Op.SUM, _cast(product.node, accumulate), arg=axes), dtype))
 
 
 def _pool_args(kernel_size: IntPair, stride: Optional[IntPair], padding: IntPair, dilation: IntPair):
