@@ -175,7 +175,7 @@ class _Renderer:
             if f.unroll > 1:
                 props.append(f'!{{!"llvm.loop.interleave.count", i32 {f.unroll}}}')
             if isinstance(f.start, Const) and isinstance(f.stop, Const) and \
-                    f.stop.value - f.start.value <= f.vector_width * f.unroll:
+                    f.unroll == 1 and f.stop.value - f.start.value <= f.vector_width:
                 # a loop of one vector step: LLVM would unroll it in full before vectorizing,
                 # and its SLP pass may then bundle the wrong statements (gathers across rows)
                 props.append('!{!"llvm.loop.unroll.disable"}')
