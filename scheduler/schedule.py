@@ -186,9 +186,7 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
     if vector_axes:
         tiled = _register_tile_schedule(shape, vector_axes, work, lanes)
         if tiled is not None:
-            tiled += _longest_reduction_innermost(reduces[0])
-        if tiled is not None:
-            return tiled
+            return tiled + _longest_reduction_innermost(reduces[0])
         if len(shape) - 1 in vector_axes and shape[-1] >= H.CACHE_WRITE_MIN_LANES:
             # (a short last axis still beats gathering: vectors as wide as it allows)
             return _cache_write_schedule(shape, work, min(lanes, 1 << (shape[-1].bit_length() - 1)))
@@ -214,9 +212,9 @@ def _outer_reduction_axes(expr: Node, reduces: list[Node]) -> list[int]:
     """For one float reduction whose innermost reduced axis is strided in memory (a matmul's
     weight gradient: sum over the batch of x[b, k] * g[b, n]) or too short to vectorize (a
     convolution's taps), the output axes every load reads contiguously or not at all, some
-    contiguously. Reducing element by element would gather
-    across memory; updating vectors of outputs along such an axis, per reduced element, reads
-    and writes whole vectors instead."""
+    contiguously. Reducing element by element would gather across memory (or add up a few
+    lanes); updating vectors of outputs along such an axis, per reduced element, reads and
+    writes whole vectors instead."""
     if len(reduces) != 1 or not expr.shape or any(n.op is Op.GATHER for n in toposort([expr])):
         return []
     (r,) = reduces
@@ -303,12 +301,13 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
                 continue
             m, row = max(rows)
             fit = _best_tile(m, shape[col], width)
-            if fit is not None:
-                fits.append((-width, -_fmas_per_load(fit[0], fit[1] // width), col != last, row, col, fit))
+            if fit is not None:   # widest vectors, then most FMAs per load, then the last axis
+                rank = (-width, -_fmas_per_load(fit[0], fit[1] // width), col != last)
+                fits.append((rank, row, col, width, fit))
     if fits:
-        width, _, _, row, col, (mr, nr) = min(fits)
+        _, row, col, width, (mr, nr) = min(fits)
         prims, _, tile_col = _tile_loops(shape, row, col, mr, nr, work)
-        return prims + (Vectorize(tile_col, -width), Unroll(tile_col, nr // -width))
+        return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width))
     # a short last axis (a 10-class layer) is a whole row of the tile
     rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1]
     if last not in vector_axes or not rows or shape[-1] > 2 * lanes or shape[-1] < H.CACHE_WRITE_MIN_LANES:
