@@ -799,8 +799,11 @@ def _same_float_operands(*values: Any) -> Optional[list[Node]]:
     tensors = [v for v in values if isinstance(v, Tensor)]
     if not tensors:
         return None
-    first = max(tensors, key=lambda t: len(t.node.shape))
+    first = tensors[0]
     dtype, shape, device = first.dtype, first.node.shape, first.device
+    if not shape:   # a 0-d first operand (lr * grad) takes the other's shape
+        for t in tensors:
+            shape = shape or t.node.shape
     if dtype.name not in ("float32", "float64"):
         return None
     for t in tensors:
