@@ -1017,3 +1017,19 @@ def test_out_of_range_class_indices_raise_at_the_call():
     assert math.isfinite(F.cross_entropy(lt.zeros((2, 3)), labels).item())
     with pytest.raises(IndexError, match="2 is out of range for 2 classes"):
         F.cross_entropy(lt.zeros((2, 2)), labels)
+
+
+def test_sigmoid_is_accurate_over_the_whole_float32_range():
+    """sigmoid against float64 numpy over two million points and the special values: within
+    4 ulp everywhere, tiny results included (sigmoid(-20) = 2.06e-9 must not cancel to 0)."""
+    from test_cpu_mathlib import ulp_error
+    rng = np.random.default_rng(5)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 88.0, -88.0, 104.0, -104.0, -20.0]
+    x = np.concatenate([rng.standard_normal(1_000_000) * 12, rng.uniform(-110, 110, 1_000_000),
+                        special]).astype(np.float32)
+    with np.errstate(over="ignore"):
+        want = 1 / (1 + np.exp(-x.astype(np.float64)))
+    err = ulp_error(F.sigmoid(lt.asarray(x)).numpy(), want)
+    worst = int(np.nanargmax(err))
+    assert np.nanmax(err) <= 4, f"sigmoid: {err[worst]:.2f} ulp at x={x[worst]!r}"
+    assert np.isnan(F.sigmoid(lt.asarray(np.float32(np.nan))).item())

@@ -42,13 +42,17 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 def sigmoid(x: Tensor) -> Tensor:
-    """1 / (1 + exp(-x)), written as 0.5 tanh(x/2) + 0.5 so that it and its gradient never
-    overflow.
+    """1 / (1 + exp(-x)), computed from e = exp(-|x|) <= 1 as 1 / (1 + e) for x >= 0 and
+    e / (1 + e) below: nothing overflows, and a tiny result (sigmoid(-20) = 2.06e-9) keeps its
+    digits instead of cancelling in 1 - (something near 1).
 
     >>> F.sigmoid(lt.asarray([0.0])).tolist()
     [0.5]
     """
-    return (x * 0.5).tanh() * 0.5 + 0.5
+    x = as_tensor(x)
+    positive = x >= 0
+    e = where(positive, -x, x).exp()    # (where, not abs: the gradient at 0 stays 1/4)
+    return where(positive, 1.0, e) / (1.0 + e)
 
 
 def tanh(x: Tensor) -> Tensor:
