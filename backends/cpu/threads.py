@@ -184,8 +184,8 @@ class NativePool:
         self._run = _ENTRY_RUN(self.engine.get_function_address("lt_pool_run"))
         worker = _ENTRY_WORKER(self.engine.get_function_address("lt_pool_worker"))
         self.busy = threading.Lock()
-        address = self.state.ctypes.data
-        self.threads = [threading.Thread(target=worker, args=(address, i + 1), daemon=True,
+        self.address = self.state.ctypes.data   # (once: numpy makes a new ctypes object per .ctypes)
+        self.threads = [threading.Thread(target=worker, args=(self.address, i + 1), daemon=True,
                                          name=f"lt-cpu-{i + 1}") for i in range(self.workers)]
         for thread in self.threads:
             thread.start()
@@ -196,14 +196,14 @@ class NativePool:
             program(args, 0, extent)
             return
         try:
-            self._run(self.state.ctypes.data, program.address, args, extent, parts, self.workers, 0)
+            self._run(self.address, program.address, args, extent, parts, self.workers, 0)
         finally:
             self.busy.release()
 
     def close(self) -> None:
         """Let the workers return (they exit when they see the stop flag)."""
         with self.busy:
-            self._run(self.state.ctypes.data, None, None, 0, 1, self.workers, 1)
+            self._run(self.address, None, None, 0, 1, self.workers, 1)
         for thread in self.threads:
             thread.join()
 
