@@ -179,10 +179,11 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
             prims.append(Parallel("i0"))
         prims += [Vectorize(last, lanes), Unroll(last, H.ELEMENTWISE_UNROLL)]
         return tuple(prims)
-    dot_tile = _dot_tile_schedule(expr, reduces, work, lanes)
+    tileable = _tileable_reduction(expr, reduces)
+    dot_tile = _dot_tile_schedule(expr, *tileable, work, lanes) if tileable else None
     if dot_tile is not None:
         return dot_tile
-    vector_axes = _outer_reduction_axes(expr, reduces)
+    vector_axes = _outer_reduction_axes(shape, *tileable) if tileable else []
     if vector_axes:
         tiled = _register_tile_schedule(shape, vector_axes, work, lanes)
         if tiled is not None:
@@ -208,45 +209,47 @@ def _load_strides(node: Node) -> list[tuple[int, ...] | None]:
             n.arg[1].affine[0] if n.arg[1].affine is not None else None for n in loads]
 
 
-def _outer_reduction_axes(expr: Node, reduces: list[Node]) -> list[int]:
-    """For one float reduction whose innermost reduced axis is strided in memory (a matmul's
-    weight gradient: sum over the batch of x[b, k] * g[b, n]) or too short to vectorize (a
-    convolution's taps), the output axes every load reads contiguously or not at all, some
-    contiguously. Reducing element by element would gather across memory (or add up a few
-    lanes); updating vectors of outputs along such an axis, per reduced element, reads and
-    writes whole vectors instead."""
-    if len(reduces) != 1 or not expr.shape or any(n.op is Op.GATHER for n in toposort([expr])):
-        return []
+def _tileable_reduction(expr: Node, reduces: list[Node]) -> tuple[Node, list[tuple[int, ...]]] | None:
+    """The kernel's reduction and the memory strides of its loads, where a register tile may
+    apply: one float reduction, no gather, every load one affine map. None otherwise."""
+    if len(reduces) != 1 or any(n.op is Op.GATHER for n in toposort([expr])):
+        return None
     (r,) = reduces
     if not r.dtype.is_float or not r.arg:
-        return []
+        return None
     strides = _load_strides(r.src[0])
+    if not strides or any(st is None for st in strides):
+        return None
+    return r, strides
+
+
+def _outer_reduction_axes(shape: tuple[int, ...], r: Node, strides: list[tuple[int, ...]]) -> list[int]:
+    """Where the innermost reduced axis of `r` is strided in memory (a matmul's weight gradient:
+    sum over the batch of x[b, k] * g[b, n]) or too short to vectorize (a convolution's taps),
+    the output axes every load reads contiguously or not at all, some contiguously. Reducing
+    element by element would gather across memory (or add up a few lanes); updating vectors of
+    outputs along such an axis, per reduced element, reads and writes whole vectors instead."""
     innermost = max(r.arg)
     short = r.src[0].shape[innermost] < H.DOT_TILE_MIN_REDUCTION   # (a conv's 3 taps: no vector)
-    if any(st is None for st in strides) or not (short or any(st[innermost] not in (0, 1) for st in strides)):
+    if not shape or not (short or any(st[innermost] not in (0, 1) for st in strides)):
         return []
-    return [axis for axis, n in enumerate(expr.shape) if axis not in r.arg and n > 1
+    return [axis for axis, n in enumerate(shape) if axis not in r.arg and n > 1
             and all(st[axis] in (0, 1) for st in strides) and any(st[axis] == 1 for st in strides)]
 
 
-def _dot_tile_schedule(expr: Node, reduces: list[Node], work: int, lanes: int) -> Schedule | None:
-    """Dot products in a register tile: where one float reduction runs along an axis that every
-    load reads contiguously (x @ w.T: both operands hold K innermost) and two loads are
-    broadcast across different output axes (matmul-like reuse), an MR x NR tile of outputs
-    accumulates vectors along K together: per step, MR + NR vector loads feed MR * NR FMAs.
-    The tile loops unroll in full (registers), the reduction vectorizes; its lanes add up at
-    the end. None where the pattern or the divisibility does not hold."""
+def _dot_tile_schedule(expr: Node, r: Node, strides: list[tuple[int, ...]], work: int,
+                       lanes: int) -> Schedule | None:
+    """Dot products in a register tile: where the reduction runs along an axis that every load
+    reads contiguously (x @ w.T: both operands hold K innermost) and two loads are broadcast
+    across different output axes (matmul-like reuse), an MR x NR tile of outputs accumulates
+    vectors along K together: per step, MR + NR vector loads feed MR * NR FMAs. The tile loops
+    unroll in full (registers), the reduction vectorizes; its lanes add up at the end. None
+    where the pattern or the divisibility does not hold."""
     shape = expr.shape
-    if len(reduces) != 1 or len(shape) < 2 or shape[-1] < 2:
-        return None
-    (r,) = reduces
-    if not r.dtype.is_float or not r.arg or any(n.op is Op.GATHER for n in toposort([expr])):
+    if len(shape) < 2 or shape[-1] < 2:
         return None
     k = max(r.arg)
-    if r.src[0].shape[k] < H.DOT_TILE_MIN_REDUCTION:
-        return None
-    strides = _load_strides(r.src[0])
-    if not strides or any(st is None or st[k] not in (0, 1) for st in strides):
+    if r.src[0].shape[k] < H.DOT_TILE_MIN_REDUCTION or any(st[k] not in (0, 1) for st in strides):
         return None
     col = len(shape) - 1
     rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1 and d not in r.arg]
@@ -259,17 +262,17 @@ def _dot_tile_schedule(expr: Node, reduces: list[Node], work: int, lanes: int) -
     if not reuse or fit is None:
         return None
     mr, nr = fit
-    prims, _, tile_col = _tile_loops(shape, row, col, mr, nr, work)
+    prims, tile_col = _tile_loops(shape, row, col, mr, nr, work)
     r_lanes = max(1, lanes * expr.dtype.itemsize // r.dtype.itemsize)
     return prims + (Unroll(tile_col, nr), Vectorize(f"r0_{k}", r_lanes))
 
 
 def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | None,
-                work: int) -> tuple[Schedule, str, str]:
+                work: int) -> tuple[Schedule, str]:
     """The loops of a register tile: `mr` of output axis `row` by `nr` of axis `col` (None: the
     whole axis), innermost and unrolled, kept in a local array (CacheWrite); the rows' outer
-    loop outermost, in parallel where there is enough work. Returns the primitives and the names
-    of the tile's row and column loops."""
+    loop outermost, in parallel where there is enough work. Returns the primitives and the name
+    of the tile's column loop."""
     r, c = f"i{row}", f"i{col}"
     others = [f"i{d}" for d in range(len(shape)) if d not in (row, col)]
     if nr is None:
@@ -280,7 +283,7 @@ def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | N
         tile_col = f"{c}_i"
     if work >= H.PARALLEL_MIN_WORK and shape[row] // mr > 1:
         prims.append(Parallel(f"{r}_o"))
-    return tuple(prims) + (CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), f"{r}_i", tile_col
+    return tuple(prims) + (CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), tile_col
 
 
 def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work: int,
@@ -306,7 +309,7 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
                 fits.append((rank, row, col, width, fit))
     if fits:
         _, row, col, width, (mr, nr) = min(fits)
-        prims, _, tile_col = _tile_loops(shape, row, col, mr, nr, work)
+        prims, tile_col = _tile_loops(shape, row, col, mr, nr, work)
         return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width))
     # a short last axis (a 10-class layer) is a whole row of the tile
     rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1]
@@ -317,7 +320,7 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
     if mr is None:
         return None
     width = min(lanes, 1 << (shape[-1].bit_length() - 1))
-    prims, _, tile_col = _tile_loops(shape, row, last, mr, None, work)
+    prims, tile_col = _tile_loops(shape, row, last, mr, None, work)
     return prims + (Vectorize(tile_col, width), Unroll(tile_col, -(-shape[-1] // width)))
 
 
