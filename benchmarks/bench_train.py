@@ -11,6 +11,7 @@ and the ratio to torch (and to numpy). The first step's loss of each is printed 
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Callable
 
 import numpy as np
@@ -99,7 +100,7 @@ def main() -> None:
     steps = {"numpy": numpy_step([w.copy() for w in weights], x, labels),
              f"lazytensor ({args.device})": lazytensor_step(weights, x, labels, args.device)}
     if torch is not None:
-        torch.set_num_threads(len(__import__("os").sched_getaffinity(0)))
+        torch.set_num_threads(len(os.sched_getaffinity(0)))
         steps["torch"] = torch_step(weights, x, labels)
     first_losses = {name: step() for name, step in steps.items()}
     times = compare(steps, args.repeat, args.turns)
