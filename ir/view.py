@@ -105,17 +105,9 @@ class View:
 
     def index(self, idxs: list[Expr]) -> tuple[Expr, Expr | None]:
         """(memory index, validity or None) of element `idxs` (int64 loop-IR expressions)."""
-        offset: Expr = loop.const(self.offset)
-        for i, st in zip(idxs, self.strides):
-            offset = loop.add(offset, loop.mul(i, loop.const(st)))
-        valid = None
-        if self.mask is not None:
-            for i, (lo, hi), size in zip(idxs, self.mask, self.shape):
-                if lo > 0:
-                    valid = loop.logical_and(valid, loop.less(loop.const(lo - 1), i))
-                if hi < size:
-                    valid = loop.logical_and(valid, loop.less(i, loop.const(hi)))
-        return offset, valid
+        checks = [] if self.mask is None else [_unit_check(d, len(self.shape), lo, hi) for d, (lo, hi) in
+                                               enumerate(self.mask)]
+        return _affine(idxs, self.strides, self.offset), _validity(idxs, _needed(checks, self.shape))
 
 
 def _remap_mask(lo: int, hi: int, start: int, step: int, size: int) -> tuple[int, int]:
@@ -206,10 +198,11 @@ class ViewStack:
         return self._top(self.views[-1].flip(tuple(axes)))
 
     @functools.cached_property
-    def affine(self) -> Optional[tuple[tuple[int, ...], int, tuple[tuple[tuple[int, ...], int, int, int], ...]]]:
+    def affine(self) -> Optional[tuple[tuple[int, ...], int, tuple["Check", ...]]]:
         """The whole stack as one affine map where it is one: (strides, offset, checks), element
         i at offset + sum(i[d] * strides[d]), valid where every check (coefs, const, lo, hi) has
-        lo <= const + sum(i[d] * coefs[d]) < hi. None where a view below sees the index wrap.
+        lo <= const + sum(i[d] * coefs[d]) < hi (a None bound always holds). None where a view
+        below sees the index wrap.
 
         Each view below reads the row-major position p of the view above, one digit per axis:
         p % m and p // m for size m. With p = c0 + sum(c[d] * i[d]) and each c = q*m + r
@@ -219,10 +212,8 @@ class ViewStack:
         top = self.views[-1]
         sizes = top.shape
         coefs, const = list(top.strides), top.offset
-        checks: list[tuple[tuple[int, ...], int, int, int]] = []
-        if top.mask is not None:
-            for d, (lo, hi) in enumerate(top.mask):
-                checks.append((tuple(1 if e == d else 0 for e in range(len(sizes))), 0, lo, hi))
+        checks = [] if top.mask is None else [_unit_check(d, len(sizes), lo, hi) for d, (lo, hi) in
+                                              enumerate(top.mask)]
         for view in reversed(self.views[:-1]):
             digits = []
             for m in reversed(view.shape):
@@ -237,20 +228,13 @@ class ViewStack:
             const = view.offset + sum(st * r0 for st, (_, r0) in zip(view.strides, digits))
             if view.mask is not None:
                 checks += [(tuple(rs), r0, lo, hi) for (rs, r0), (lo, hi) in zip(digits, view.mask)]
-        ranges = [(0, n - 1) for n in sizes]
-        kept = tuple(check for check in checks if not _always_within(check, ranges))
-        return tuple(coefs), const, kept
+        return tuple(coefs), const, tuple(_needed(checks, sizes))
 
     def index(self, idxs: list[Expr]) -> tuple[Expr, Expr | None]:
         """(memory index, validity or None) of element `idxs` of the top view."""
         if len(self.views) > 1 and self.affine is not None:
             strides, offset, checks = self.affine
-            valid = None
-            for coefs, const, lo, hi in checks:
-                value = _affine(idxs, coefs, const)
-                valid = loop.logical_and(valid, loop.less(loop.const(lo - 1), value))
-                valid = loop.logical_and(valid, loop.less(value, loop.const(hi)))
-            return _affine(idxs, strides, offset), valid
+            return _affine(idxs, strides, offset), _validity(idxs, checks)
         index, valid = self.views[-1].index(idxs)
         for view in reversed(self.views[:-1]):
             # the index so far is a row-major position in `view`'s shape: unflatten it
@@ -271,9 +255,34 @@ def _affine(idxs: list[Expr], coefs: tuple[int, ...], const: int) -> Expr:
     return expr
 
 
-def _always_within(check: tuple[tuple[int, ...], int, int, int], ranges: list[tuple[int, int]]) -> bool:
-    """Whether lo <= const + sum(coefs[d] * i[d]) < hi for every i in the ranges."""
-    coefs, const, lo, hi = check
-    low = const + sum(min(c * a, c * b) for c, (a, b) in zip(coefs, ranges))
-    high = const + sum(max(c * a, c * b) for c, (a, b) in zip(coefs, ranges))
-    return lo <= low and high < hi
+# A bounds check (coefs, const, lo, hi): lo <= const + sum(coefs[d] * i[d]) < hi, where a None
+# bound always holds.
+Check = tuple[tuple[int, ...], int, Optional[int], Optional[int]]
+
+
+def _unit_check(axis: int, ndim: int, lo: int, hi: int) -> Check:
+    return tuple(1 if d == axis else 0 for d in range(ndim)), 0, lo, hi
+
+
+def _needed(checks: list[Check], shape: Shape) -> list[Check]:
+    """The checks with each bound that can fail over the index range of `shape` (others None),
+    without the checks that always hold."""
+    kept = []
+    for coefs, const, lo, hi in checks:
+        low = const + sum(min(0, c * (n - 1)) for c, n in zip(coefs, shape))
+        high = const + sum(max(0, c * (n - 1)) for c, n in zip(coefs, shape))
+        lo, hi = (lo if lo > low else None), (hi if hi <= high else None)
+        if lo is not None or hi is not None:
+            kept.append((coefs, const, lo, hi))
+    return kept
+
+
+def _validity(idxs: list[Expr], checks: list[Check] | tuple[Check, ...]) -> Expr | None:
+    valid = None
+    for coefs, const, lo, hi in checks:
+        value = _affine(idxs, coefs, const)
+        if lo is not None:
+            valid = loop.logical_and(valid, loop.less(loop.const(lo - 1), value))
+        if hi is not None:
+            valid = loop.logical_and(valid, loop.less(value, loop.const(hi)))
+    return valid
