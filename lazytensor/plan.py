@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 from .backends.protocol import Buffer
 from .backends.runtime import CompiledKernel, Runtime
 from .ir.dtypes import DType
-from .ir.graph import Node
+from .ir.graph import Node, toposort
 from .ir.ops import OPAQUE, Op
 
 MAX_PLANS = 512   # per device; the least recently used is forgotten beyond it
@@ -43,31 +43,18 @@ class Plan:
 
 def structure(roots: list[Node]) -> tuple[tuple, list[Node]]:
     """A hashable description of the graph under `roots` that leaves out which buffers it reads,
-    and those buffers' nodes, in the order the description numbers them (toposort's order, in
-    one walk of its own: it runs at every realize)."""
+    and those buffers' nodes, in the order the description numbers them. (It runs at every
+    realize: each node contributes its stored `local` key and its sources' numbers.)"""
     index: dict[Node, int] = {}
     parts: list[tuple] = []
     leaves: list[Node] = []
-    for root in roots:
-        if root in index:
-            continue
-        index[root] = -1   # seen, not numbered yet
-        stack = [(root, iter(root.src))]
-        while stack:
-            node, sources = stack[-1]
-            for s in sources:
-                if s not in index:
-                    index[s] = -1
-                    stack.append((s, iter(s.src)))
-                    break
-            else:
-                stack.pop()
-                index[node] = len(parts)
-                if node.op is Op.BUFFER:
-                    leaves.append(node)
-                    parts.append((node.dtype, node.shape))
-                else:
-                    parts.append((node.local, tuple([index[s] for s in node.src])))
+    for node in toposort(roots):
+        index[node] = len(parts)
+        if node.op is Op.BUFFER:
+            leaves.append(node)
+            parts.append((node.dtype, node.shape))
+        else:
+            parts.append((node.local, tuple([index[s] for s in node.src])))
     return (tuple(parts), tuple([index[r] for r in roots])), leaves
 
 
