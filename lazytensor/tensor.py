@@ -736,7 +736,7 @@ def operands(*values: Any, name: str, device: Optional[str] = None,
     if ufunc is None or ufunc in _FLOAT_PRESERVING:
         fast = _same_float_operands(*values)
         if fast is not None:   # (the tensors' device wins over `device`, as below)
-            return fast, next(v.device for v in values if isinstance(v, Tensor))
+            return fast
     tensors = [v for v in values if isinstance(v, Tensor)]
     device = same_device(*tensors, name=name) if tensors else canonical_device(device)
     items: list[Any] = []
@@ -792,10 +792,11 @@ def binary(op: Op, a: Any, b: Any) -> Tensor:
     return Tensor(make(op, x, y), device)
 
 
-def _same_float_operands(*values: Any) -> Optional[list[Node]]:
-    """The nodes of the operands where nothing needs promoting and broadcasting is trivial:
-    float32/64 tensors of one dtype, shape (or 0-d: a learning rate) and device, and Python floats
-    (or small ints, exact in float32). None otherwise: the general path decides."""
+def _same_float_operands(*values: Any) -> Optional[tuple[list[Node], str]]:
+    """The nodes of the operands and their device, where nothing needs promoting and
+    broadcasting is trivial: float32/64 tensors of one dtype, shape (or 0-d: a learning rate) and
+    device, and Python floats (or small ints, exact in float32). None otherwise: the general path
+    decides."""
     tensors = [v for v in values if isinstance(v, Tensor)]
     if not tensors:
         return None
@@ -817,7 +818,7 @@ def _same_float_operands(*values: Any) -> Optional[list[Node]]:
             nodes.append(const(v, dtype, shape))
         else:
             return None
-    return nodes
+    return nodes, device
 
 
 # numpy ufuncs whose result keeps a float32/64 operand dtype (comparisons pass no ufunc)
