@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ir.dtypes import float16, float32, result_type
+from .ir.dtypes import DType, float16, float32, result_type
+from .ir.graph import Node
 from .ir.ops import Op
 from .ir.rules import make
 from .tensor import Tensor, _cast, broadcast_node, broadcast_shapes
@@ -38,15 +39,22 @@ def matmul(a: Any, b: Any) -> Tensor:
     except ValueError:
         raise ValueError(f"matmul: the batch axes of shapes {a.shape} and {b.shape} do not broadcast") from None
     dtype = result_type(a.dtype, b.dtype)
-    # float16 products are summed in float32 and rounded once, as numpy does
-    accumulate = float32 if dtype is float16 else dtype
     full = batch + (m, k, n)
-    left = broadcast_node(make(Op.RESHAPE, _cast(a2.node, accumulate), arg=a2.shape + (1,)), full)
-    right = broadcast_node(make(Op.RESHAPE, _cast(b2.node, accumulate), arg=b2.shape[:-2] + (1, k, n)), full)
-    product = make(Op.AND if dtype.is_bool else Op.MUL, left, right)
-    summed = _cast(make(Op.SUM, product, arg=(len(full) - 2,)), dtype)
+    left = broadcast_node(make(Op.RESHAPE, a2.node, arg=a2.shape + (1,)), full)
+    right = broadcast_node(make(Op.RESHAPE, b2.node, arg=b2.shape[:-2] + (1, k, n)), full)
+    summed = sum_of_products(left, right, (len(full) - 2,), dtype)
     out_shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
     return Tensor(make(Op.RESHAPE, summed, arg=out_shape), device)
+
+
+def sum_of_products(left: Node, right: Node, axes: tuple[int, ...], dtype: DType) -> Node:
+    """The sum over `axes` of left * right (nodes of one shape) in `dtype`, accumulated as a
+    matrix product is: in the dtype itself, not in float64 like a plain float32 sum, so each
+    term is one FMA of full vectors; float16 products are summed in float32 and rounded once,
+    as numpy does. (matmul, and conv2d's windows times weights.)"""
+    accumulate = float32 if dtype is float16 else dtype
+    product = make(Op.AND if dtype.is_bool else Op.MUL, _cast(left, accumulate), _cast(right, accumulate))
+    return _cast(make(Op.SUM, product, arg=axes), dtype)
 
 
 def __getattr__(name: str):

@@ -9,7 +9,8 @@ from typing import Any, Optional, Sequence, Union
 
 from ..creation import arange, rand
 from ..functions import log1p
-from ..tensor import Tensor, as_tensor, where
+from ..linalg import sum_of_products
+from ..tensor import Tensor, as_tensor, operands, where
 
 IntPair = Union[int, Sequence[int]]
 
@@ -212,21 +213,9 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
     # axis kept apart (no im2col reshape merges them), so the kernel indexes the input affinely
     cols = win.reshape(n, groups, 1, c_group, oh, ow, kh, kw).permute(0, 1, 2, 4, 5, 3, 6, 7)
     w = weight.reshape(1, groups, c_out // groups, 1, 1, c_group, kh, kw)
-    out = _sum_of_products(cols * w, (5, 6, 7)).reshape(n, c_out, oh, ow)
+    (left, right), device = operands(cols, w, name="conv2d")
+    out = Tensor(sum_of_products(left, right, (5, 6, 7), left.dtype), device).reshape(n, c_out, oh, ow)
     return out + bias.reshape(1, c_out, 1, 1) if bias is not None else out
-
-
-def _sum_of_products(product: Tensor, axes: tuple[int, ...]) -> Tensor:
-    """The sum over `axes` of a product, accumulated as a matrix product is: in the float dtype
-    itself (float16 in float32), not in float64 like a plain float32 sum, so each term is one
-    FMA of full vectors."""
-    from ..ir.dtypes import float16, float32
-    from ..ir.ops import Op
-    from ..ir.rules import make
-    from ..tensor import _cast
-    dtype = product.dtype
-    accumulate = float32 if dtype is float16 else dtype
-    return product._new(_cast(make(Op.SUM, _cast(product.node, accumulate), arg=axes), dtype))
 
 
 def _pool_args(kernel_size: IntPair, stride: Optional[IntPair], padding: IntPair, dilation: IntPair):
