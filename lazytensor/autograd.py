@@ -155,6 +155,13 @@ def adopt(node: Node) -> tuple[Node, bool]:
     return make(Op.DETACH, node), False
 
 
+def zero_grads(params, set_to_none: bool) -> None:
+    """Forget the parameters' gradients (before the next backward, which would add to them):
+    None, or zeros where asked to keep the tensors. (Module.zero_grad, Optimizer.zero_grad.)"""
+    for p in params:
+        p.grad = None if set_to_none or p.grad is None else p.grad * 0
+
+
 # ---- node arithmetic for the rules -------------------------------------------------------------
 
 def _c(value: float, like: Node) -> Node:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
-from .autograd import no_grad
+from .autograd import no_grad, zero_grads
 from .creation import asarray, zeros_like
 from .realize import realize
 from .tensor import Tensor
@@ -46,9 +46,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients (before the next backward, which would add to them)."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                p.grad = None if set_to_none or p.grad is None else p.grad * 0
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     @no_grad()
     def step(self, closure: Optional[Callable[[], Tensor]] = None) -> Optional[Tensor]:

@@ -5,6 +5,7 @@ import math
 from collections import OrderedDict
 from typing import Any, Iterator, Optional, Sequence, Union
 
+from ..autograd import no_grad, zero_grads
 from ..creation import asarray, ones, rand, randn, zeros
 from ..tensor import Tensor
 from . import functional as F
@@ -138,8 +139,7 @@ class Module:
         return self.train(False)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.parameters():
-            p.grad = None if set_to_none or p.grad is None else p.grad * 0
+        zero_grads(self.parameters(), set_to_none)
 
     def to(self, device: str) -> "Module":
         """Move every parameter and buffer to `device`, in place: the same tensor objects (an
@@ -148,7 +148,6 @@ class Module:
         >>> lt.nn.Linear(2, 2).to("cpu").weight.device
         'cpu'
         """
-        from ..autograd import no_grad
         from ..devices import canonical_device
         device = canonical_device(device)
         with no_grad():
@@ -184,7 +183,6 @@ class Module:
             problems.append("wrong shape: " + "; ".join(mismatched))
         if problems:
             raise KeyError(f"load_state_dict for {type(self).__name__}: " + " | ".join(problems))
-        from ..autograd import no_grad
         with no_grad():
             for name, target in own.items():
                 if name in state:
