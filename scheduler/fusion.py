@@ -123,8 +123,7 @@ class _KernelBuilder:
             return self.load(node, path)
         if node.op is Op.CONST:
             return Node(Op.CONST, node.dtype, space, (), node.arg)
-        if node.op is Op.PAD and in_reduce and node is not self.root and \
-                math.prod(space) >= H.RECOMPUTE_BROADCAST_MAX * max(1, node.size):
+        if node.op is Op.PAD and in_reduce and node is not self.root and _read_often(node, space):
             # a padded input read many times over (a convolution's windows): padded once into
             # memory, so the reduction reads plain vectors instead of checking bounds per element
             self.new_roots.append(node)
@@ -167,7 +166,7 @@ class _KernelBuilder:
 def _recomputed_often(node: Node, space: tuple[int, ...]) -> bool:
     """Whether an elementwise node read in index space `space` would be evaluated many times
     per element (a broadcast) and costs more than a load and a cast to do so."""
-    if math.prod(space) < H.RECOMPUTE_BROADCAST_MAX * max(1, node.size):
+    if not _read_often(node, space):
         return False
     work, stack, seen = 0, [node], set()
     while stack and work < 2:
@@ -178,3 +177,8 @@ def _recomputed_often(node: Node, space: tuple[int, ...]) -> bool:
         work += n.op is not Op.CAST
         stack.extend(n.src)
     return work >= 2
+
+
+def _read_often(node: Node, space: tuple[int, ...]) -> bool:
+    """Whether reading `node` in index space `space` reads each of its elements many times."""
+    return math.prod(space) >= H.RECOMPUTE_BROADCAST_MAX * max(1, node.size)
