@@ -1,6 +1,6 @@
 """Core workloads, lazytensor vs numpy (and torch / jax.jit when installed), same data, one run.
 
-    python benchmarks/bench_core.py [--repeat 5] [--out benchmarks/results]
+    python benchmarks/bench_core.py [--repeat 5] [--out benchmarks/results] [--only matmul]
 
 The libraries take turns (three turns each, after a pause and a warm-up call, `repeat` runs a
 turn); the table gives the median time, lazytensor's speedup over each library (their time /
@@ -135,19 +135,20 @@ def _numpy_conv(img: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.nda
 def limits(repeat: int) -> tuple[float, float]:
     """The machine's limits as this process sees them: copy bandwidth (numpy copying 256 MB,
     read + write) and FMA throughput (one lazytensor kernel of nothing but FMAs over a
-    cache-resident array on every core: 32 independent chains of 8, joined by FMAs too).
-    Returns (bytes/s, FLOP/s)."""
+    array on every core: 16 independent chains of 16, joined by FMAs too; ~290 FMAs per element
+    read make it compute-bound, and the array is large enough that building the graph of the
+    call, ~0.3 ms, is a few percent of its time). Returns (bytes/s, FLOP/s)."""
     src = np.ones(1 << 26, dtype=np.float32)
     dst = np.empty_like(src)
     copy = median_time(lambda: np.copyto(dst, src), repeat)
-    v = lt.asarray(np.ones((64, 4096), dtype=np.float32))
-    chains = [v * (1.0 + i / 64) + 0.5 for i in range(32)]
-    for _ in range(8):
+    v = lt.asarray(np.ones((1024, 4096), dtype=np.float32))
+    chains = [v * (1.0 + i / 64) + 0.5 for i in range(16)]
+    for _ in range(16):
         chains = [t * 0.999 + 0.001 for t in chains]
     total = chains[0]
     for t in chains[1:]:
         total = total * 0.5 + t
-    fmas = 32 * 9 + 31
+    fmas = 16 * 17 + 15
     peak = median_time(lambda: lt.realize(total * 1.0), repeat)   # (a fresh tensor: computed each call)
     return 2 * src.nbytes / copy, 2 * fmas * v.size / peak
 
@@ -171,18 +172,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5, help="runs per turn (3 turns each)")
     parser.add_argument("--out", default="benchmarks/results", help="folder for bench_core.md and .png")
+    parser.add_argument("--only", default="", help="run only the workloads whose name contains this text")
     args = parser.parse_args()
     if torch is not None:
         torch.set_num_threads(len(os.sched_getaffinity(0)))
     rng = np.random.default_rng(0)
     bandwidth, fma = limits(args.repeat)
     lines = [f"limits here: copy {bandwidth / 1e9:.1f} GB/s (numpy, 256 MB), FMA {fma / 1e9:.0f} GFLOP/s "
-             "(lazytensor, cache-resident)", "",
+             "(lazytensor, compute-bound kernel)", "",
              "| workload | numpy | lazytensor | vs numpy | torch | vs torch | jax.jit | vs jax | lt rate |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     print("\n".join(lines), flush=True)
     rows = []
     for w in workloads(rng):
+        if args.only not in w.name:
+            continue
         medians = compare({"numpy": w.numpy, "lt": w.lt, "torch": w.torch, "jax": w.jax},
                           2 if w.slow else args.repeat)
         t_np, t_lt, t_torch, t_jax = (medians.get(k) for k in ("numpy", "lt", "torch", "jax"))
