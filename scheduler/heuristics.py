@@ -26,6 +26,15 @@ CACHE_WRITE_TILE = 2048
 TILE_ACCUMULATORS = 16
 TILE_MIN_ACCUMULATORS = 4
 
+# Packing a panel (a block of columns of B in A @ B, all of K) into contiguous memory, once per
+# block of columns: worth it where the panel's rows lie at least 1 KB apart (rows 8 KB apart
+# share a few cache sets: a 2048x64 float32 panel of a 2048x2048 B thrashed L2 and came from
+# L3), at least 16 blocks of rows reuse it, and it fits in half of a core's L2 (1 MB here), so
+# that the rows of A streaming past do not evict it. The panel lives on the stack.
+PACK_MIN_STRIDE_BYTES = 1024
+PACK_MIN_REUSE = 16
+PACK_PANEL_BYTES = 512 * 1024
+
 # Rows of a register tile whose row is a whole short last axis (at most two vectors: a 10-class
 # output layer's weight gradient): 8 rows measured 60-100 us on 512x10 over a batch of 128,
 # against ~190 for a one-row tile.

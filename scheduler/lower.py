@@ -117,9 +117,9 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
 
     blocks, threads, bindings = _launch_shape(nests)
     tiles = [prim for prim in schedule if isinstance(prim, CacheWrite)]
-    if tiles:
-        return _lower_cache_write(expr, tiles, nests, values, reduces, name, nparams)
     caches = {prim.slot: prim for prim in schedule if isinstance(prim, CacheRead)}
+    if tiles:
+        return _lower_cache_write(expr, tiles, caches, nests, values, reduces, name, nparams)
     store_guard = None
     if caches:  # every thread must reach the barriers: guard the store, not the loops
         for lp in nests["out"]:
@@ -184,32 +184,38 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
 
 
 def _kernel(name: str, expr: Node, lowering: "_ExprLowering", nparams: int, out: list[_Loop], body: tuple,
-            **launch) -> loop.Kernel:
+            prologues: dict[str, tuple] | None = None, **launch) -> loop.Kernel:
     """The kernel: `body` inside the output loops `out`, parameter 0 the output, then the loads."""
     parallel = out[0].extent if out and out[0].kind is LoopKind.PARALLEL else None
     params = (loop.Param(expr.dtype, True),) + tuple(loop.Param(d, False) for d in lowering.param_dtypes(nparams))
-    return loop.Kernel(name, params, _nest(out, body), parallel, **launch)
+    return loop.Kernel(name, params, _nest(out, body, prologues), parallel, **launch)
 
 
-def _nest(loops: list[_Loop], body: tuple) -> tuple:
-    """`body` inside `loops`, outermost first."""
+def _nest(loops: list[_Loop], body: tuple, prologues: dict[str, tuple] | None = None) -> tuple:
+    """`body` inside `loops`, outermost first; `prologues[name]` runs first in loop `name`'s body."""
     for lp in reversed(loops):
-        body = (_wrap(lp, body),)
+        body = (_wrap(lp, (prologues or {}).get(lp.name, ()) + body),)
     return body
 
 
-def _lower_cache_write(expr: Node, tiles: list[CacheWrite], nests: dict[str, list[_Loop]], values: dict[str, Expr],
-                       reduces: list[Node], name: str, nparams: int) -> loop.Kernel:
+def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, CacheRead],
+                       nests: dict[str, list[_Loop]], values: dict[str, Expr], reduces: list[Node], name: str,
+                       nparams: int) -> loop.Kernel:
     """CacheWrite(at): the output loops from `at` inward form a tile kept in a local array. For
     each element of the (single) reduction, every output of the tile is updated; then the tile's
     outputs are finished (the expression around the reduction) and stored:
 
         for outer loops:                   # (the first may run in parallel)
+            [pack: copy the part of an input the loops inside read into a contiguous array]
             for tile loops: tile[t] = identity
             for reduction loops:
                 for tile loops: tile[t] = tile[t] op value
             for tile loops: out[...] = expression(tile[t])
-    """
+
+    CacheRead(slot, at) on an outer loop packs (BLAS style): at the start of each iteration of
+    `at`, the elements of input `slot` that the loops inside it read are copied into a local
+    array in the order they are read, so that the tile's updates stream through contiguous
+    memory instead of rows far apart (which share cache sets and evict each other)."""
     (prim,) = tiles
     out = nests["out"]
     names = [lp.name for lp in out]
@@ -237,8 +243,51 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], nests: dict[str, lis
     finish = loop.Store(0, out_index, lowering.expr(expr, out_idx))
 
     init = loop.LocalStore(array.name, position, Const(identity(r.op, r.dtype), r.dtype))
+    arrays, prologues = [array], {}
+    for slot, cache in caches.items():
+        names = [lp.name for lp in outer]
+        if cache.at not in names:
+            raise ValueError(f"CacheRead({slot}, {cache.at!r}): on the cpu, the loop to pack at is an output loop "
+                             f"outside the CacheWrite tile, one of {names}")
+        inside = outer[names.index(cache.at) + 1:] + nests["r0"] + tile
+        reads = sorted({e for e in _walk_exprs(update.value) if isinstance(e, loop.Load) and e.buf == slot + 1},
+                       key=repr)
+        if not reads:
+            raise ValueError(f"CacheRead({slot}, {cache.at!r}): the reduction does not read input {slot}")
+        for read in reads:   # (x @ x.T reads one input two ways: a panel for each)
+            value, packing, packed = _pack(update.value, read, inside, len(arrays))
+            update = replace(update, value=value)
+            arrays.append(packed)
+            prologues[cache.at] = prologues.get(cache.at, ()) + packing
     body = _nest(tile, (init,)) + _nest(nests["r0"], _nest(tile, (update,))) + _nest(tile, (finish,))
-    return _kernel(name, expr, lowering, nparams, outer, body, local_arrays=(array,))
+    return _kernel(name, expr, lowering, nparams, outer, body, prologues, local_arrays=tuple(arrays))
+
+
+def _pack(value: Expr, read: loop.Load, inside: list[_Loop], number: int) -> tuple[Expr, tuple, loop.LocalArray]:
+    """Pack the read `read` of a tile update `value` (cpu): the elements the loops `inside` read
+    are copied into a local array, unit stride innermost (the loop that reads them as vectors
+    copies them as vectors); `value` then reads them from there. Returns the new value, the
+    copy loop nest and the array."""
+    used = _vars(read.index)
+    axes = [lp for lp in inside if lp.name in used]
+    axes.sort(key=lambda lp: -_stride(read.index, lp.name, axes))
+    array = loop.LocalArray(f"lt_pack{number}", read.dtype, math.prod(lp.extent for lp in axes))
+    position, size, valid = loop.const(0), 1, None
+    for lp in reversed(axes):
+        position = loop.add(position, loop.mul(Var(lp.name), loop.const(size)))
+        size *= lp.extent
+        if not (isinstance(lp.stop, Const) and lp.stop.value == lp.extent):   # a split's remainder
+            valid = loop.logical_and(valid, loop.less(Var(lp.name), lp.stop))
+    element: Expr = read
+    if valid is not None:   # past the edge: read index 0 and keep zero (never used)
+        safe = Alu(Op.WHERE, (valid, read.index, loop.const(0)), loop.int64)
+        element = Alu(Op.WHERE, (valid, replace(read, index=safe), Const(0, read.dtype)), read.dtype)
+    copy: tuple = (loop.LocalStore(array.name, position, element),)
+    for lp in reversed(axes):
+        vector = lp.kind is LoopKind.VECTORIZED and lp is axes[-1]
+        copy = (For(Var(lp.name), loop.const(0), loop.const(lp.extent), copy,
+                    LoopKind.VECTORIZED if vector else LoopKind.SERIAL, lp.width if vector else 1),)
+    return _replace_load(value, read, loop.LocalLoad(array.name, position, read.dtype)), copy, array
 
 
 def _stage(value: Expr, load: loop.Load, inner: list[_Loop], threads: int,

@@ -180,12 +180,12 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
         prims += [Vectorize(last, lanes), Unroll(last, H.ELEMENTWISE_UNROLL)]
         return tuple(prims)
     tileable = _tileable_reduction(expr, reduces)
-    dot_tile = _dot_tile_schedule(expr, *tileable, work, lanes) if tileable else None
+    dot_tile = _dot_tile_schedule(expr, *tileable[:2], work, lanes) if tileable else None
     if dot_tile is not None:
         return dot_tile
-    vector_axes = _outer_reduction_axes(shape, *tileable) if tileable else []
+    vector_axes = _outer_reduction_axes(shape, *tileable[:2]) if tileable else []
     if vector_axes:
-        tiled = _register_tile_schedule(shape, vector_axes, work, lanes)
+        tiled = _register_tile_schedule(shape, vector_axes, work, lanes, tileable, target)
         if tiled is not None:
             return tiled + _longest_reduction_innermost(reduces[0])
         if len(shape) - 1 in vector_axes and shape[-1] >= H.CACHE_WRITE_MIN_LANES:
@@ -201,26 +201,29 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
     return tuple(prims)
 
 
-def _load_strides(node: Node) -> list[tuple[int, ...] | None]:
+def _load_strides(node: Node) -> tuple[list[tuple[int, ...] | None], list[Node]]:
     """The memory strides of every load under `node` over its index space (None for a load
-    through several views that are not one affine map)."""
+    through several views that are not one affine map), and the loads."""
     loads = [n for n in toposort([node]) if n.op is Op.LOAD]
     return [n.arg[1].views[0].strides if len(n.arg[1].views) == 1 else
-            n.arg[1].affine[0] if n.arg[1].affine is not None else None for n in loads]
+            n.arg[1].affine[0] if n.arg[1].affine is not None else None for n in loads], loads
 
 
-def _tileable_reduction(expr: Node, reduces: list[Node]) -> tuple[Node, list[tuple[int, ...]]] | None:
-    """The kernel's reduction and the memory strides of its loads, where a register tile may
-    apply: one float reduction, no gather, every load one affine map. None otherwise."""
+Tileable = tuple[Node, list[tuple[int, ...]], list[Node]]
+
+
+def _tileable_reduction(expr: Node, reduces: list[Node]) -> Tileable | None:
+    """The kernel's reduction, the memory strides of its loads and the loads, where a register
+    tile may apply: one float reduction, no gather, every load one affine map. None otherwise."""
     if len(reduces) != 1 or any(n.op is Op.GATHER for n in toposort([expr])):
         return None
     (r,) = reduces
     if not r.dtype.is_float or not r.arg:
         return None
-    strides = _load_strides(r.src[0])
+    strides, loads = _load_strides(r.src[0])
     if not strides or any(st is None for st in strides):
         return None
-    return r, strides
+    return r, strides, loads
 
 
 def _outer_reduction_axes(shape: tuple[int, ...], r: Node, strides: list[tuple[int, ...]]) -> list[int]:
@@ -268,33 +271,65 @@ def _dot_tile_schedule(expr: Node, r: Node, strides: list[tuple[int, ...]], work
 
 
 def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | None,
-                work: int) -> tuple[Schedule, str]:
+                work: int, pack: int | None = None) -> tuple[Schedule, str]:
     """The loops of a register tile: `mr` of output axis `row` by `nr` of axis `col` (None: the
     whole axis), innermost and unrolled, kept in a local array (CacheWrite); the rows' outer
-    loop outermost, in parallel where there is enough work. Returns the primitives and the name
-    of the tile's column loop."""
+    loop outermost, in parallel where there is enough work. With `pack` (an input's slot), the
+    columns' outer loop runs outermost instead, and that input's panel for a block of columns
+    is packed once per block (CacheRead), then used by every block of rows. Returns the
+    primitives and the name of the tile's column loop."""
     r, c = f"i{row}", f"i{col}"
     others = [f"i{d}" for d in range(len(shape)) if d not in (row, col)]
     if nr is None:
         prims: list[Primitive] = [Split(r, mr), Reorder((f"{r}_o", *others, f"{r}_i", c))]
         tile_col = c
-    else:
+    elif pack is None:
         prims = [Split(r, mr), Split(c, nr), Reorder((f"{r}_o", f"{c}_o", *others, f"{r}_i", f"{c}_i"))]
         tile_col = f"{c}_i"
+    else:
+        prims = [Split(r, mr), Split(c, nr), Reorder((f"{c}_o", f"{r}_o", *others, f"{r}_i", f"{c}_i"))]
+        tile_col = f"{c}_i"
+        if work >= H.PARALLEL_MIN_WORK:
+            prims.append(Parallel(f"{c}_o"))
+        return tuple(prims) + (CacheRead(pack, f"{c}_o"), CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), tile_col
     if work >= H.PARALLEL_MIN_WORK and shape[row] // mr > 1:
         prims.append(Parallel(f"{r}_o"))
     return tuple(prims) + (CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), tile_col
 
 
-def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work: int,
-                            lanes: int) -> Schedule | None:
+def _panel_to_pack(shape: tuple[int, ...], tileable: Tileable, row: int, col: int, mr: int, nr: int,
+                   target: Target) -> int | None:
+    """The input whose panel a register tile should read packed (BLAS style), or None. That is
+    the load the tile reads as vectors along its columns and that steps through memory with a
+    long stride per reduced element (B in A @ B: rows N floats apart, which map to few cache
+    sets and evict each other; packed, a block of columns is one contiguous stream). Worth it
+    where many blocks of rows reuse each packed panel, the panel fits in half of a core's L2,
+    there are column blocks for every core, and no other output axis (a batch) would multiply
+    the panel."""
+    r, strides, loads = tileable
+    k = math.prod(r.src[0].shape[a] for a in r.arg)
+    if any(n > 1 for d, n in enumerate(shape) if d not in (row, col)) or shape[row] // mr < H.PACK_MIN_REUSE or \
+            shape[col] // nr < 2 * target.cores:
+        return None
+    for st, load in zip(strides, loads):
+        if sum(n.arg[0] == load.arg[0] for n in loads) > 1:
+            continue   # (A @ A: every read of the input would be packed, the rows' too)
+        if st[col] == 1 and st[row] == 0 and any(abs(st[a]) * load.dtype.itemsize >= H.PACK_MIN_STRIDE_BYTES
+                                                 for a in r.arg) and k * nr * load.dtype.itemsize <= H.PACK_PANEL_BYTES:
+            return load.arg[0]
+    return None
+
+
+def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work: int, lanes: int,
+                            tileable: Tileable, target: Target) -> Schedule | None:
     """A register-blocked micro-kernel, BLAS style: an MR x NR tile of outputs (NR along one of
     `vector_axes`, rows from the longest other output axis) stays in registers while the
     reduction runs: per reduced element, MR broadcasts and NR/lanes vector loads feed
     MR * NR/lanes FMAs. The tile loops unroll fully, so LLVM keeps the tile in registers; that
     needs them to divide the axes evenly. The vector axis whose tile does most FMAs per load
     wins, the last axis on a tie (its stores are contiguous; along another axis the tile is
-    stored with a stride, once per tile). None where no tile fits."""
+    stored with a stride, once per tile). A strided input's panel may be packed (_panel_to_pack).
+    None where no tile fits."""
     last = len(shape) - 1
     fits = []
     for width in (lanes, lanes // 2):   # (half vectors where full ones do not divide: 56 = 7 x 8)
@@ -309,7 +344,8 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
                 fits.append((rank, row, col, width, fit))
     if fits:
         _, row, col, width, (mr, nr) = min(fits)
-        prims, tile_col = _tile_loops(shape, row, col, mr, nr, work)
+        pack = _panel_to_pack(shape, tileable, row, col, mr, nr, target)
+        prims, tile_col = _tile_loops(shape, row, col, mr, nr, work, pack)
         return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width))
     # a short last axis (a 10-class layer) is a whole row of the tile
     rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1]

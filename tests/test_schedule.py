@@ -10,7 +10,7 @@ from lazytensor.ir.passes import optimize
 from lazytensor.scheduler.collapse import collapse_axes
 from lazytensor.scheduler.fusion import fuse
 from lazytensor.scheduler.lower import lower
-from lazytensor.scheduler.schedule import (CacheWrite, Parallel, Reorder, Split, Unroll, Vectorize,
+from lazytensor.scheduler.schedule import (CacheRead, CacheWrite, Parallel, Reorder, Split, Unroll, Vectorize,
                                            heuristic_schedule, reductions)
 
 
@@ -208,6 +208,72 @@ def test_strided_reductions_match_numpy(shape, dtype):
     np.testing.assert_allclose(lx.sum(axis=0).numpy(), x.sum(axis=0), rtol=rtol, atol=rtol)
     # the transposed layout (the tile may vectorize along axis 0 and store with a stride)
     np.testing.assert_allclose((lg.T @ lx + 1).numpy(), g.T @ x + 1, rtol=rtol, atol=rtol)
+
+
+# ---- CacheRead on the cpu: a panel of an input packed into contiguous memory ------------------
+
+PACK_SCHEDULES = {   # a.T @ b: inputs 1 (a) and 2 (b); the tile runs along i1 (b's columns)
+    "pack-b": [Split("i1", 8), Reorder(("i1_o", "i0", "i1_i")), CacheRead(1, "i1_o"), CacheWrite("i1_i"),
+               Vectorize("i1_i", 8)],
+    "pack-both-parallel": [Split("i1", 8), Reorder(("i1_o", "i0", "i1_i")), Parallel("i1_o"), CacheRead(0, "i1_o"),
+                           CacheRead(1, "i1_o"), CacheWrite("i1_i"), Vectorize("i1_i", 8)],
+    "pack-remainder": [Split("i1", 7), Split("i0", 4), Reorder(("i1_o", "i0_o", "i0_i", "i1_i")),
+                       CacheRead(1, "i1_o"), CacheWrite("i0_i"), Unroll("i0_i", 4)],
+    "pack-inner-split-reduction": [Split("i0", 6), Split("r0_1", 4), Reorder(("i0_o", "i1", "i0_i")),
+                                   CacheRead(0, "i0_o"), CacheWrite("i1")],
+}
+
+
+@pytest.mark.parametrize("name", PACK_SCHEDULES)
+def test_packing_schedules_agree(operands, name):
+    a, b = operands   # (37, 29) each: nothing divides evenly
+    out = _matmul_kernel((lt.asarray(a).T * 0.5) @ lt.asarray(b))
+    got = run_with_schedule(out, PACK_SCHEDULES[name]).reshape(29, 29)
+    np.testing.assert_allclose(got, (a.T * 0.5) @ b, rtol=2e-5, atol=2e-5)
+
+
+def test_packing_is_refused_where_it_does_not_fit(operands):
+    a, b = operands
+    out = _matmul_kernel(lt.asarray(a).T @ lt.asarray(b))
+    with pytest.raises(ValueError, match="CacheRead"):   # inside the tile
+        run_with_schedule(out, [CacheRead(1, "i1"), CacheWrite("i0")])
+    with pytest.raises(ValueError, match="CacheRead"):   # an input the reduction does not read
+        run_with_schedule(out, [Reorder(("i1", "i0")), CacheRead(5, "i1"), CacheWrite("i0")])
+
+
+def test_heuristic_packs_the_strided_panel_of_a_large_matmul():
+    """A @ B with B's rows 1 KB or more apart and many blocks of rows: B's panel for a block of
+    columns is packed, and those blocks run in parallel; a short A (few blocks of rows) is not."""
+    a, b = lt.asarray(np.ones((128, 300), np.float32)), lt.asarray(np.ones((300, 512), np.float32))
+    tiled = _schedule_of(a @ b)
+    assert CacheRead(1, "i2_o") in tiled and Parallel("i2_o") in tiled
+    assert not any(isinstance(p, CacheRead) for p in _schedule_of(a[:16] @ b))
+    assert not any(isinstance(p, CacheRead) for p in _schedule_of(a @ b[:, :128]))   # rows 512 B apart
+
+
+@pytest.mark.parametrize("case", ["plain", "f64", "flipped", "strided-b", "self", "long-k"])
+def test_packed_matmuls_match_numpy(case):
+    """Shapes that take the packed-panel heuristic, with a fused bias + relu epilogue; B read
+    backwards (a negative stride), through a step, and A @ A (one input packed, read twice)."""
+    rng = np.random.default_rng(5)
+    dtype = np.float64 if case == "f64" else np.float32
+    m, k, n = (192, 2000, 256) if case == "long-k" else (128, 300, 512)
+    a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    bias = rng.standard_normal(n).astype(dtype)
+    la, lb = lt.asarray(a), lt.asarray(b)
+    if case == "flipped":
+        b, lb = b[::-1], lb[::-1]
+    elif case == "strided-b":
+        b2 = rng.standard_normal((2 * k, n)).astype(dtype)
+        b, lb = b2[::2], lt.asarray(b2)[::2]
+    elif case == "self":
+        a = rng.standard_normal((n, n)).astype(dtype)
+        la, b, lb = lt.asarray(a), a, lt.asarray(a)
+    if case != "self":
+        assert any(isinstance(p, CacheRead) for p in _schedule_of(la @ lb))
+    got = lt.nn.functional.relu(la @ lb + lt.asarray(bias)).numpy()
+    tol = 1e-10 if dtype == np.float64 else 2e-4 * np.sqrt(k / 300)
+    np.testing.assert_allclose(got, np.maximum(a @ b + bias, 0), rtol=tol, atol=tol)
 
 
 def test_heuristic_tiles_dot_products_in_registers():

@@ -171,6 +171,11 @@ _ENTRY_RUN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_v
                               ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
 
 
+# Stack of a worker thread: kernels keep their local arrays there (a register tile, a packed
+# panel of up to 512 KB); 16 MB of address space, of which only the pages touched are memory.
+WORKER_STACK_BYTES = 16 << 20
+
+
 class NativePool:
     """`cores - 1` workers; `run(kernel address, args, extent)` splits [0, extent) among them and
     the calling thread. One launch at a time: a thread that finds the pool busy runs its kernel
@@ -187,8 +192,12 @@ class NativePool:
         self.address = self.state.ctypes.data   # (once: numpy makes a new ctypes object per .ctypes)
         self.threads = [threading.Thread(target=worker, args=(self.address, i + 1), daemon=True,
                                          name=f"lt-cpu-{i + 1}") for i in range(self.workers)]
-        for thread in self.threads:
-            thread.start()
+        previous = threading.stack_size(WORKER_STACK_BYTES)   # (kernels keep packed panels on the stack)
+        try:
+            for thread in self.threads:
+                thread.start()
+        finally:
+            threading.stack_size(previous)
 
     def run(self, program: ctypes._CFuncPtr, args: ctypes.Array, extent: int) -> None:
         parts = min(self.workers + 1, extent)
