@@ -184,14 +184,15 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
 
 
 def _kernel(name: str, expr: Node, lowering: "_ExprLowering", nparams: int, out: list[_Loop], body: tuple,
-            prologues: dict[str, tuple] | None = None, **launch) -> loop.Kernel:
+            prologues: dict[str | None, tuple] | None = None, **launch) -> loop.Kernel:
     """The kernel: `body` inside the output loops `out`, parameter 0 the output, then the loads."""
     parallel = out[0].extent if out and out[0].kind is LoopKind.PARALLEL else None
     params = (loop.Param(expr.dtype, True),) + tuple(loop.Param(d, False) for d in lowering.param_dtypes(nparams))
-    return loop.Kernel(name, params, _nest(out, body, prologues), parallel, **launch)
+    start = (prologues or {}).get(None, ())   # once per call (per parallel chunk), before the loops
+    return loop.Kernel(name, params, start + _nest(out, body, prologues), parallel, **launch)
 
 
-def _nest(loops: list[_Loop], body: tuple, prologues: dict[str, tuple] | None = None) -> tuple:
+def _nest(loops: list[_Loop], body: tuple, prologues: dict[str | None, tuple] | None = None) -> tuple:
     """`body` inside `loops`, outermost first; `prologues[name]` runs first in loop `name`'s body."""
     for lp in reversed(loops):
         body = (_wrap(lp, (prologues or {}).get(lp.name, ()) + body),)
@@ -246,10 +247,10 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
     arrays, prologues = [array], {}
     for slot, cache in caches.items():
         names = [lp.name for lp in outer]
-        if cache.at not in names:
+        if cache.at is not None and cache.at not in names:
             raise ValueError(f"CacheRead({slot}, {cache.at!r}): on the cpu, the loop to pack at is an output loop "
-                             f"outside the CacheWrite tile, one of {names}")
-        inside = outer[names.index(cache.at) + 1:] + nests["r0"] + tile
+                             f"outside the CacheWrite tile, one of {names}, or None (before the loops)")
+        inside = outer[names.index(cache.at) + 1 if cache.at is not None else 0:] + nests["r0"] + tile
         reads = sorted({e for e in _walk_exprs(update.value) if isinstance(e, loop.Load) and e.buf == slot + 1},
                        key=repr)
         if not reads:
@@ -265,12 +266,12 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
 
 def _pack(value: Expr, read: loop.Load, inside: list[_Loop], number: int) -> tuple[Expr, tuple, loop.LocalArray]:
     """Pack the read `read` of a tile update `value` (cpu): the elements the loops `inside` read
-    are copied into a local array, unit stride innermost (the loop that reads them as vectors
-    copies them as vectors); `value` then reads them from there. Returns the new value, the
-    copy loop nest and the array."""
+    are copied into a local array, the tile's vectorized loop innermost (its vectors are then
+    contiguous, and copied as vectors), the other loops by their stride in memory; `value`
+    then reads them from there. Returns the new value, the copy loop nest and the array."""
     used = _vars(read.index)
     axes = [lp for lp in inside if lp.name in used]
-    axes.sort(key=lambda lp: -_stride(read.index, lp.name, axes))
+    axes.sort(key=lambda lp: (lp.kind is LoopKind.VECTORIZED, -_stride(read.index, lp.name, axes)))
     array = loop.LocalArray(f"lt_pack{number}", read.dtype, math.prod(lp.extent for lp in axes))
     position, size, valid = loop.const(0), 1, None
     for lp in reversed(axes):

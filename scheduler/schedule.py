@@ -59,8 +59,10 @@ class Bind:
 @dataclass(frozen=True)
 class CacheRead:
     slot: int               # an input of the kernel (its LOAD slot)
-    at: str                 # a reduction loop: once per iteration of it, the block's threads load
-                            # the part of the input the loops inside it read into local memory
+    at: str | None          # gpu: a reduction loop: once per iteration of it, the block's threads
+                            # load the part of the input the loops inside it read into local memory.
+                            # cpu (with CacheWrite): an output loop outside the tile, or None (before
+                            # the loops): the part read inside is packed into a contiguous array
 
 
 @dataclass(frozen=True)
@@ -183,11 +185,11 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
     dot_tile = _dot_tile_schedule(expr, *tileable[:2], work, lanes) if tileable else None
     if dot_tile is not None:
         return dot_tile
-    vector_axes = _outer_reduction_axes(shape, *tileable[:2]) if tileable else []
+    vector_axes = _outer_reduction_axes(shape, tileable) if tileable else []
     if vector_axes:
         tiled = _register_tile_schedule(shape, vector_axes, work, lanes, tileable, target)
         if tiled is not None:
-            return tiled + _longest_reduction_innermost(reduces[0])
+            return tiled
         if len(shape) - 1 in vector_axes and shape[-1] >= H.CACHE_WRITE_MIN_LANES:
             # (a short last axis still beats gathering: vectors as wide as it allows)
             return _cache_write_schedule(shape, work, min(lanes, 1 << (shape[-1].bit_length() - 1)))
@@ -226,18 +228,37 @@ def _tileable_reduction(expr: Node, reduces: list[Node]) -> Tileable | None:
     return r, strides, loads
 
 
-def _outer_reduction_axes(shape: tuple[int, ...], r: Node, strides: list[tuple[int, ...]]) -> list[int]:
+def _outer_reduction_axes(shape: tuple[int, ...], tileable: Tileable) -> list[int]:
     """Where the innermost reduced axis of `r` is strided in memory (a matmul's weight gradient:
     sum over the batch of x[b, k] * g[b, n]) or too short to vectorize (a convolution's taps),
-    the output axes every load reads contiguously or not at all, some contiguously. Reducing
-    element by element would gather across memory (or add up a few lanes); updating vectors of
-    outputs along such an axis, per reduced element, reads and writes whole vectors instead."""
+    the output axes every load reads contiguously, not at all, or packed (_packable_once), some
+    contiguously or packed. Reducing element by element would gather across memory (or add up
+    a few lanes); updating vectors of outputs along such an axis, per reduced element, reads
+    and writes whole vectors instead."""
+    r, strides, loads = tileable
     innermost = max(r.arg)
     short = r.src[0].shape[innermost] < H.DOT_TILE_MIN_REDUCTION   # (a conv's 3 taps: no vector)
     if not shape or not (short or any(st[innermost] not in (0, 1) for st in strides)):
         return []
-    return [axis for axis, n in enumerate(shape) if axis not in r.arg and n > 1
-            and all(st[axis] in (0, 1) for st in strides) and any(st[axis] == 1 for st in strides)]
+    axes = []
+    for axis, n in enumerate(shape):
+        if axis in r.arg or n == 1:
+            continue
+        packed = [_packable_once(shape, axis, r, st, load) for st, load in zip(strides, loads)]
+        if all(st[axis] in (0, 1) or p for st, p in zip(strides, packed)) and \
+                any(st[axis] == 1 or p for st, p in zip(strides, packed)):
+            axes.append(axis)
+    return axes
+
+
+def _packable_once(shape: tuple[int, ...], axis: int, r: Node, st: tuple[int, ...], load: Node) -> bool:
+    """Whether a load strided along output axis `axis` can be packed once per call into a layout
+    where `axis` is contiguous: it varies along no other output axis (a convolution's weights,
+    per output channel), it is the only read of its input, and all it reads fits in a panel."""
+    elements = shape[axis] * math.prod(r.src[0].shape[a] for a in r.arg)
+    alone = sum(n.op is Op.LOAD and n.arg[0] == load.arg[0] for n in toposort([r])) == 1  # (x @ x.T: its rows' read too)
+    return st[axis] not in (0, 1) and alone and elements * load.dtype.itemsize <= H.PACK_PANEL_BYTES and \
+        all(st[d] == 0 for d, n in enumerate(shape) if d != axis and d not in r.arg and n > 1)
 
 
 def _dot_tile_schedule(expr: Node, r: Node, strides: list[tuple[int, ...]], work: int,
@@ -297,6 +318,26 @@ def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | N
     return tuple(prims) + (CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), tile_col
 
 
+def _packed_tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int, work: int,
+                       slots: list[int]) -> tuple[Schedule, str]:
+    """The loops of a register tile whose column vectors come from inputs packed once per call
+    (CacheRead before the loops: a convolution's weights, output channels innermost). The
+    output loops keep their order (the rows' and columns' outer parts in their axes' places:
+    neighbouring tiles read neighbouring memory), those outside the rows' outer loop fused into
+    one loop that runs in parallel; the reduction keeps its order too, the one the panel is
+    packed in. Returns the primitives and the name of the tile's column loop."""
+    r, c = f"i{row}", f"i{col}"
+    order = [f"{r}_o" if d == row else f"{c}_o" if d == col else f"i{d}" for d in range(len(shape))]
+    prims: list[Primitive] = [Split(r, mr), Split(c, nr), Reorder(tuple(order) + (f"{r}_i", f"{c}_i"))]
+    outer = order[:order.index(f"{r}_o")] or order[:1]
+    if len(outer) > 1:
+        prims.append(Fuse(tuple(outer)))
+    if work >= H.PARALLEL_MIN_WORK:
+        prims.append(Parallel("x".join(outer)))
+    prims += [CacheRead(slot, None) for slot in dict.fromkeys(slots)]
+    return tuple(prims) + (CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), f"{c}_i"
+
+
 def _panel_to_pack(shape: tuple[int, ...], tileable: Tileable, row: int, col: int, mr: int, nr: int,
                    target: Target) -> int | None:
     """The input whose panel a register tile should read packed (BLAS style), or None. That is
@@ -342,11 +383,16 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
             if fit is not None:   # widest vectors, then most FMAs per load, then the last axis
                 rank = (-width, -_fmas_per_load(fit[0], fit[1] // width), col != last)
                 fits.append((rank, row, col, width, fit))
+    r, strides, loads = tileable
     if fits:
         _, row, col, width, (mr, nr) = min(fits)
+        once = [load.arg[0] for st, load in zip(strides, loads) if st[col] not in (0, 1)]
+        if once:
+            prims, tile_col = _packed_tile_loops(shape, row, col, mr, nr, work, once)
+            return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width))
         pack = _panel_to_pack(shape, tileable, row, col, mr, nr, target)
         prims, tile_col = _tile_loops(shape, row, col, mr, nr, work, pack)
-        return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width))
+        return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width)) + _longest_reduction_innermost(r)
     # a short last axis (a 10-class layer) is a whole row of the tile
     rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1]
     if last not in vector_axes or not rows or shape[-1] > 2 * lanes or shape[-1] < H.CACHE_WRITE_MIN_LANES:
@@ -357,7 +403,8 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
         return None
     width = min(lanes, 1 << (shape[-1].bit_length() - 1))
     prims, tile_col = _tile_loops(shape, row, last, mr, None, work)
-    return prims + (Vectorize(tile_col, width), Unroll(tile_col, -(-shape[-1] // width)))
+    return prims + (Vectorize(tile_col, width), Unroll(tile_col, -(-shape[-1] // width))) + \
+        _longest_reduction_innermost(r)
 
 
 def _longest_reduction_innermost(r: Node) -> Schedule:

@@ -309,6 +309,11 @@ CONVOLUTIONS = {
     "kernel-fills-padded-input": ((1, 2, 3, 3), (2, 2, 5, 5), 1, 1, 1, 1),
     "stride-beyond-kernel": ((1, 2, 9, 10), (2, 2, 2, 2), (4, 3), 0, 1, 1),
     "groups3-stride3-pad1": ((2, 6, 9, 8), (3, 2, 2, 3), 3, 1, 1, 3),
+    # enough output channels for vectors of them (the weights packed once, channels innermost)
+    "channels16-odd-image": ((2, 5, 9, 13), (16, 5, 3, 3), 1, 1, 1, 1),
+    "channels32-stride-dilation": ((1, 3, 11, 7), (32, 3, 3, 3), 2, 1, 2, 1),
+    "channels48-kernel1x1": ((3, 7, 4, 6), (48, 7, 1, 1), 1, 0, 1, 1),
+    "channels32-groups2": ((2, 4, 8, 8), (32, 2, 3, 3), 1, 1, 1, 2),
 }
 
 
