@@ -492,7 +492,7 @@ _LIBM = {
     Op.TAN: "tan", Op.ASIN: "asin", Op.ACOS: "acos", Op.ATAN: "atan", Op.SINH: "sinh",
     Op.COSH: "cosh", Op.ASINH: "asinh", Op.ACOSH: "acosh", Op.ATANH: "atanh", Op.EXPM1: "expm1",
     Op.LOG1P: "log1p", Op.LOG2: "log2", Op.LOG10: "log10", Op.ATAN2: "atan2", Op.HYPOT: "hypot",
-    Op.COPYSIGN: "copysign",
+    Op.COPYSIGN: "copysign", Op.ERF: "erf",
 }
 
 _OPS: dict[Op, Render] = {

@@ -43,6 +43,7 @@ class Op(Enum):
     LOG1P = auto()
     LOG2 = auto()
     LOG10 = auto()
+    ERF = auto()        # the error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x
     SIGNBIT = auto()    # bool: the sign bit is set (True for -0.0 and negative nan)
     CAST = auto()       # arg: the target DType (the node's dtype)
     # binary elementwise (operands have equal shape and dtype; the front end inserts casts)
@@ -105,7 +106,7 @@ SOURCE = frozenset({Op.BUFFER, Op.CONST})
 UNARY = frozenset({
     Op.NEG, Op.NOT, Op.ABS, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.CAST,
     Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH, Op.COSH,
-    Op.ASINH, Op.ACOSH, Op.ATANH, Op.EXPM1, Op.LOG1P, Op.LOG2, Op.LOG10, Op.SIGNBIT,
+    Op.ASINH, Op.ACOSH, Op.ATANH, Op.EXPM1, Op.LOG1P, Op.LOG2, Op.LOG10, Op.SIGNBIT, Op.ERF,
 })
 BINARY = frozenset({
     Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MAX, Op.MIN,
@@ -132,4 +133,5 @@ OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED})
 TRANSCENDENTAL = frozenset({
     Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH,
     Op.COSH, Op.ASINH, Op.ACOSH, Op.ATANH, Op.EXPM1, Op.LOG1P, Op.LOG2, Op.LOG10, Op.ATAN2, Op.HYPOT,
+    Op.ERF,
 })

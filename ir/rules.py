@@ -6,6 +6,7 @@ whole graph with it, and every backend is tested against it. Backends keep their
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -124,6 +125,11 @@ def _rounding(fn: Callable) -> Callable:
     return lambda x: fn(x) if x.dtype.kind == "f" else x
 
 
+def _erf(x: np.ndarray) -> np.ndarray:
+    # numpy has no erf: the C library's (math.erf), in float64, rounded to x's dtype
+    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype)
+
+
 _UNARY_NUMPY = {
     Op.NEG: np.negative, Op.NOT: _not, Op.ABS: np.abs, Op.SQRT: np.sqrt, Op.EXP: np.exp,
     Op.LOG: np.log, Op.SIN: np.sin, Op.COS: np.cos, Op.TANH: np.tanh,
@@ -131,7 +137,7 @@ _UNARY_NUMPY = {
     Op.ROUND: _rounding(np.round), Op.TAN: np.tan, Op.ASIN: np.arcsin, Op.ACOS: np.arccos,
     Op.ATAN: np.arctan, Op.SINH: np.sinh, Op.COSH: np.cosh, Op.ASINH: np.arcsinh,
     Op.ACOSH: np.arccosh, Op.ATANH: np.arctanh, Op.EXPM1: np.expm1, Op.LOG1P: np.log1p,
-    Op.LOG2: np.log2, Op.LOG10: np.log10, Op.SIGNBIT: np.signbit,
+    Op.LOG2: np.log2, Op.LOG10: np.log10, Op.SIGNBIT: np.signbit, Op.ERF: _erf,
 }
 _BINARY_NUMPY = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.true_divide,

@@ -426,6 +426,7 @@ GRADIENT_RULES: dict[Op, Optional[Rule]] = {
     Op.SIN: _unary(lambda x, out: make(Op.COS, x)),
     Op.COS: _unary(lambda x, out: _neg(make(Op.SIN, x))),
     Op.TANH: _unary(lambda x, out: _sub(_c(1, out), _square(out))),
+    Op.ERF: _unary(lambda x, out: _mul(_c(2 / math.sqrt(math.pi), x), make(Op.EXP, _neg(_square(x))))),
     Op.TAN: _unary(lambda x, out: _add(_c(1, out), _square(out))),
     Op.ASIN: _unary(lambda x, out: _d_inverse_sqrt(x, -1, 1)),
     Op.ACOS: _unary(lambda x, out: _neg(_d_inverse_sqrt(x, -1, 1))),

@@ -108,6 +108,16 @@ log2 = _float_function(Op.LOG2, "log2", "Base-2 logarithm")
 log10 = _float_function(Op.LOG10, "log10", "Base-10 logarithm")
 
 
+def erf(x: Any) -> Tensor:
+    """The error function, 2/sqrt(pi) times the integral of exp(-t**2) from 0 to x, elementwise
+    (torch.erf, scipy.special.erf); integers compute in float like numpy's ufuncs.
+
+    >>> [round(v, 6) for v in lt.erf(lt.asarray([-1.0, 0.0, 0.5])).tolist()]
+    [-0.842701, 0.0, 0.5205]
+    """
+    return float_unary(Op.ERF, as_tensor(x))
+
+
 def _rounding(op: Op, name: str, doc: str):
     def function(x: Any) -> Tensor:
         x = as_tensor(x)
@@ -346,7 +356,7 @@ __all__ = [
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
     "bitwise_invert", "atan2", "arctan2", "hypot", "copysign", "tan", "asin", "arcsin", "acos",
     "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh",
-    "arctanh", "expm1", "log1p", "log2", "log10", "floor", "ceil", "trunc", "round", "signbit",
+    "arctanh", "expm1", "log1p", "log2", "log10", "erf", "floor", "ceil", "trunc", "round", "signbit",
     "isnan", "isinf", "isfinite", "sign", "square", "positive", "logical_not", "logical_and",
     "logical_or", "logical_xor", "logaddexp", "clip", "conj", "real", "imag", "reciprocal",
 ]

@@ -1,6 +1,8 @@
 """The Array API's elementwise functions beyond the core ops, against numpy on every dtype,
 with special values (nan, +-inf, -0.0). Where numpy refuses a dtype, lazytensor raises TypeError.
 Rounding functions return integers unchanged, as the Array API (not numpy) specifies."""
+import math
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,12 @@ from conftest import DTYPES
 
 SPECIAL = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 1e-30, 1e30]
 
+def np_erf(a: np.ndarray) -> np.ndarray:
+    """erf as a numpy ufunc would give it (numpy has none): math.erf in float64, rounded to
+    the dtype numpy's float ufuncs return for `a` (exp's)."""
+    return np.vectorize(math.erf, otypes=[np.float64])(a.astype(np.float64)).astype(np.exp(a[:0]).dtype)
+
+
 UNARY = {
     "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
     "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
@@ -16,6 +24,7 @@ UNARY = {
     "ceil": np.ceil, "trunc": np.trunc, "round": np.round, "signbit": np.signbit, "isnan": np.isnan,
     "isinf": np.isinf, "isfinite": np.isfinite, "sign": np.sign, "square": np.square,
     "positive": np.positive, "logical_not": np.logical_not, "bitwise_invert": np.invert,
+    "erf": np_erf,
 }
 BINARY = {
     "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign,

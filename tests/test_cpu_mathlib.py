@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
@@ -39,12 +40,19 @@ TM = llvm.Target.from_default_triple().create_target_machine(
 HAS_AVX512 = "+avx512f" in llvm.get_host_cpu_features().flatten().split(",")
 
 NP_TYPE = {"float": np.float32, "double": np.float64}
-REFERENCE = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
-F32_BOUND = {"exp": 1.5, "log": 1.5, "tanh": 2.0, "sin": 1.0, "cos": 1.0}  # max ulp asserted
+
+
+def _erf(x: np.ndarray) -> np.ndarray:   # numpy has none: the C library's, in double
+    return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
+
+
+UNARY_OPS = sorted(mathlib.MATH_OPS - {"pow"})
+REFERENCE = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "erf": _erf}
+F32_BOUND = {"exp": 1.5, "log": 1.5, "tanh": 2.0, "sin": 1.0, "cos": 1.0, "erf": 1.0}  # max ulp asserted
 SINCOS_LIMIT = 2.0**50  # sin/cos are accurate below, 0 above
 
 KERNEL = """
-define void @k(ptr noalias %out, ptr noalias %in, i64 %n) {{
+define void @k(ptr noalias %out, ptr noalias %in, ptr noalias %in2, i64 %n) {{
 entry:
   %nonempty = icmp sgt i64 %n, 0
   br i1 %nonempty, label %loop, label %exit
@@ -52,7 +60,9 @@ loop:
   %i = phi i64 [ 0, %entry ], [ %next, %loop ]
   %src = getelementptr inbounds {T}, ptr %in, i64 %i
   %x = load {T}, ptr %src
-  %y = call {T} @{F}({T} %x)
+  %src2 = getelementptr inbounds {T}, ptr %in2, i64 %i
+  %x2 = load {T}, ptr %src2
+  %y = call {T} @{F}({ARGS})
   %dst = getelementptr inbounds {T}, ptr %out, i64 %i
   store {T} %y, ptr %dst
   %next = add nuw nsw i64 %i, 1
@@ -66,7 +76,8 @@ exit:
 
 class Compiled:
     def __init__(self, op: str, ty: str):
-        text = KERNEL.format(T=ty, F=mathlib.function_name(op, ty))
+        args = ", ".join(f"{ty} {v}" for v in ["%x", "%x2"][:mathlib.ARITY.get(op, 1)])
+        text = KERNEL.format(T=ty, F=mathlib.function_name(op, ty), ARGS=args)
         text += mathlib.render_math({(op, ty)})
         mod = llvm.parse_assembly(text)
         mod.triple = TM.triple
@@ -78,14 +89,16 @@ class Compiled:
         self.asm = TM.emit_assembly(mod)
         self.engine = llvm.create_mcjit_compiler(mod, TM)  # owns mod
         self.engine.finalize_object()
-        proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+        proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
         self._fn = proto(self.engine.get_function_address("k"))
         self.dtype = NP_TYPE[ty]
 
-    def __call__(self, x) -> np.ndarray:
+    def __call__(self, x, y=None) -> np.ndarray:
+        """op(x) (op(x, y) for pow)."""
         x = np.ascontiguousarray(x, dtype=self.dtype)
+        y = x if y is None else np.ascontiguousarray(np.broadcast_to(y, x.shape), dtype=self.dtype)
         out = np.empty_like(x)
-        self._fn(out.ctypes.data, x.ctypes.data, x.size)
+        self._fn(out.ctypes.data, x.ctypes.data, y.ctypes.data, x.size)
         return out
 
     def kernel_asm(self) -> str:
@@ -148,6 +161,10 @@ def f32_points(op: str) -> np.ndarray:
                   bits_around(np.sqrt(0.5), 50_000), bits_around(np.sqrt(2.0), 50_000),
                   np.arange(1, 2**23, 37, dtype=np.uint32).view(np.float32),  # subnormals
                   bits_around(np.finfo(np.float32).max, 50_000)[:50_000]]
+    elif op == "erf":   # tiny |x| (erf ~ 2x/sqrt(pi)), the switch to 1 - erfc at 1, rounding to 1
+        grids += [bits_around(tiny, 50_000), bits_around(0.0, 50_000), bits_around(1.0, 200_000),
+                  bits_around(-1.0, 50_000), np.linspace(-6, 6, 400_001, dtype=np.float32),
+                  bits_around(3.9192059, 50_000)]
     elif op == "tanh":
         grids += [bits_around(tiny, 50_000), bits_around(0.5493061443340549, 100_000),
                   np.linspace(-10, 10, 200_001, dtype=np.float32), bits_around(9.0, 50_000)]
@@ -165,18 +182,23 @@ def f32_points(op: str) -> np.ndarray:
 
 
 def test_api():
-    assert mathlib.MATH_OPS == frozenset({"exp", "log", "sin", "cos", "tanh"})
+    assert mathlib.MATH_OPS == frozenset({"exp", "log", "sin", "cos", "tanh", "erf", "pow"})
     assert mathlib.function_name("exp", "float") == "lt_exp_f32"
     assert mathlib.function_name("tanh", "double") == "lt_tanh_f64"
+    assert mathlib.function_name("erf", "float") == "lt_erf_f32"
     with pytest.raises(ValueError):
-        mathlib.function_name("erf", "float")
+        mathlib.function_name("erfc", "float")
+    for op in ("erf", "pow"):
+        with pytest.raises(ValueError):
+            mathlib.function_name(op, "double")
     with pytest.raises(ValueError):
         mathlib.render_math({("exp", "half")})
     assert mathlib.render_math(set()) == ""
 
 
 def test_render_is_deterministic_and_appendable():
-    everything = [(op, ty) for op in sorted(mathlib.MATH_OPS) for ty in ("float", "double")]
+    everything = sorted(mathlib.FUNCTIONS)
+    assert {op for op, _ in everything} == mathlib.MATH_OPS
     text = mathlib.render_math(set(everything))
     assert text == mathlib.render_math(set(reversed(everything)))
     for op, ty in everything:
@@ -192,7 +214,7 @@ def test_render_is_deterministic_and_appendable():
 # ---------------------------------------------------------------------------- accuracy
 
 
-@pytest.mark.parametrize("op", sorted(mathlib.MATH_OPS))
+@pytest.mark.parametrize("op", UNARY_OPS)
 def test_float_accuracy(op):
     x = f32_points(op)
     y = compiled(op, "float")(x)
@@ -259,6 +281,9 @@ SPECIAL = {  # (op, type): [(x, expected)], expected compared exactly, including
     ("tanh", "float"): [(INF, 1.0), (-INF, -1.0), (NAN, NAN), (0.0, 0.0), (-0.0, -0.0),
                         (TINY32, TINY32), (-TINY32, -TINY32), (20.0, 1.0), (-20.0, -1.0),
                         (MAX32, 1.0), (-MAX32, -1.0)],
+    ("erf", "float"): [(INF, 1.0), (-INF, -1.0), (NAN, NAN), (0.0, 0.0), (-0.0, -0.0),
+                       (TINY32, TINY32), (-TINY32, -TINY32), (4.0, 1.0), (-10.0, -1.0), (MAX32, 1.0),
+                       (-MAX32, -1.0)],
     ("sin", "double"): [(INF, NAN), (NAN, NAN), (-0.0, -0.0)],
     ("cos", "double"): [(INF, NAN), (NAN, NAN), (-0.0, 1.0)],
     ("tanh", "double"): [(-INF, -1.0), (NAN, NAN), (-0.0, -0.0)],
@@ -276,6 +301,45 @@ def test_special_values(op, ty):
     with np.errstate(all="ignore"):
         ref = REFERENCE[op](x.astype(np.longdouble)).astype(x.dtype)
     np.testing.assert_array_equal(ref, want)
+
+
+def pow_points() -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) pairs for float pow: random bit patterns of both; positive and negative x with
+    moderate and integer y; results near overflow and through the subnormals; x near 1 with
+    huge y (where log x must be exact to many bits)."""
+    rng = np.random.default_rng(12)
+    n = 500_000
+    x = [random_floats(n, 21), rng.uniform(0, 10, n).astype(np.float32), -rng.uniform(0, 10, n).astype(np.float32),
+         rng.uniform(1.5, 2.5, n).astype(np.float32), rng.uniform(0.3, 0.7, n).astype(np.float32),
+         bits_around(1.0, n // 2)]
+    y = [random_floats(n, 22), rng.uniform(-30, 30, n).astype(np.float32),
+         rng.integers(-40, 40, n).astype(np.float32), rng.uniform(120, 130, n).astype(np.float32),
+         rng.uniform(120, 215, n).astype(np.float32), rng.uniform(-3e7, 3e7, n).astype(np.float32)]
+    return np.concatenate(x), np.concatenate(y)
+
+
+def test_float_pow_accuracy():
+    x, y = pow_points()
+    got = compiled("pow", "float")(x, y)
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.float64), y.astype(np.float64))
+    err = ulp_error(got, ref)
+    worst = int(np.argmax(err))
+    assert err[worst] <= 1.0, f"pow: {err[worst]:.3f} ulp at x={x[worst]!r}, y={y[worst]!r}: got {got[worst]!r}"
+
+
+def test_float_pow_special_values():
+    """Every pair from a set of special and ordinary values, exactly as C99 (and numpy in
+    float64, rounded) says: signed zeros, infinities, nan, odd and even integers, -1 and 1."""
+    values = np.float32([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5, INF, -INF, NAN,
+                         TINY32, -TINY32, MAX32, -MAX32, 2.0**24 + 2, -(2.0**24 + 2), 2.0**25 + 1])
+    x, y = (v.ravel() for v in np.meshgrid(values, values))
+    got = compiled("pow", "float")(x, y)
+    with np.errstate(all="ignore"):
+        want = np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+    same = (got == want) & (np.signbit(got) == np.signbit(want)) | np.isnan(got) & np.isnan(want)
+    bad = np.nonzero(~same)[0]
+    assert not bad.size, [(x[i], y[i], got[i], want[i]) for i in bad[:10]]
 
 
 def test_sincos_bounded_for_huge_arguments():

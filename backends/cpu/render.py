@@ -23,7 +23,7 @@ LLVM_TYPE = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64"
              "float64": "double"}
 MEMORY_TYPE = {**LLVM_TYPE, "bool": "i8"}  # numpy stores bool in a byte
 
-_MATH_OPS = {Op.EXP: "exp", Op.LOG: "log", Op.SIN: "sin", Op.COS: "cos", Op.TANH: "tanh"}
+_MATH_OPS = {Op.EXP: "exp", Op.LOG: "log", Op.SIN: "sin", Op.COS: "cos", Op.TANH: "tanh", Op.ERF: "erf", Op.POW: "pow"}
 _LIBM_INTRINSICS = {"pow"}  # intrinsics LLVM lowers to scalar library calls
 _INTRINSIC_SUFFIX = {"half": "f16", "float": "f32", "double": "f64", "i1": "i1", "i8": "i8", "i16": "i16",
                      "i32": "i32", "i64": "i64"}
@@ -352,7 +352,7 @@ def _math(op: Op) -> Render:
             r.math.add((_MATH_OPS[op], t))
             if (_MATH_OPS[op], t) in mathlib.CALLS_LIBRARY:
                 r.scalar_calls += 1
-            return r.call(mathlib.function_name(_MATH_OPS[op], t), t, [(t, args[0])], declare=False)
+            return r.call(mathlib.function_name(_MATH_OPS[op], t), t, [(t, a) for a in args], declare=False)
         return _in_float(r, _ty(e), s, compute)
     return render
 
@@ -443,8 +443,8 @@ def _mod(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
 
 def _pow(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
     t = _ty(e)
-    if e.dtype.is_float:
-        return r.intrinsic("pow", t, s)
+    if e.dtype.is_float:   # vector code for float (and half, in float); the C library's for double
+        return r.intrinsic("pow", t, s) if t == "double" else _math(Op.POW)(r, e, s, flags)
     exponent = s[1]
     if e.dtype.is_unsigned:  # never negative: clear the top bit's meaning for the signed helper
         exponent = r.intrinsic("umin", t, [s[1], str((1 << (8 * e.dtype.itemsize - 1)) - 1)])
@@ -527,6 +527,11 @@ def _libm(name: str) -> Render:
     return render
 
 
+def _erf(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
+    """erf: vector code for float (and half, in float); the C library's for double."""
+    return (_libm("erf") if _ty(e) == "double" else _math(Op.ERF))(r, e, s, flags)
+
+
 def _signbit(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
     src = e.srcs[0].dtype
     if src.is_float:
@@ -578,7 +583,7 @@ _ALU: dict[Op, Render] = {
     Op.NOT: _not,
     Op.ABS: _abs,
     Op.SQRT: lambda r, e, s, flags: r.intrinsic("sqrt", _ty(e), s),
-    **{op: _math(op) for op in _MATH_OPS},
+    **{op: _math(op) for op in _MATH_OPS if op not in (Op.ERF, Op.POW)},
     Op.CAST: _cast,
     Op.WHERE: _where,
     Op.FLOOR: _rounding("floor"),
@@ -590,6 +595,7 @@ _ALU: dict[Op, Render] = {
     Op.HYPOT: _libm("hypot"),
     Op.COPYSIGN: lambda r, e, s, flags: r.intrinsic("copysign", _ty(e), s),
     Op.SIGNBIT: _signbit,
+    Op.ERF: _erf,
     Op.SHL: _shift,
     Op.SHR: _shift,
     Op.IDIV: _index_op("udiv"),

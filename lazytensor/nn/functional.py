@@ -8,7 +8,7 @@ import weakref
 from typing import Any, Optional, Sequence, Union
 
 from ..creation import arange, rand
-from ..functions import log1p
+from ..functions import erf, log1p
 from ..linalg import sum_of_products
 from ..tensor import Tensor, as_tensor, operands, where
 
@@ -83,14 +83,6 @@ def softplus(x: Tensor) -> Tensor:
     return where(x > 20, x, log1p(x.minimum(20).exp()))
 
 
-def _erf(x: Tensor) -> Tensor:
-    # Abramowitz & Stegun 7.1.26: |error| < 1.5e-7, enough for float32 activations
-    t = 1 / (1 + 0.3275911 * x.abs())
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    magnitude = 1 - poly * (-(x * x)).exp()
-    return where(x < 0, -magnitude, magnitude)
-
-
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit: x * Phi(x); approximate='tanh' for the tanh form.
 
@@ -102,7 +94,7 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
         return 0.5 * x * (1 + inner.tanh())
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
-    return 0.5 * x * (1 + _erf(x * (1 / math.sqrt(2))))
+    return 0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))
 
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
