@@ -460,8 +460,9 @@ class Tensor:
 
     def sum(self, axis=None, keepdims: bool = False) -> "Tensor":
         """Sum over `axis` (int, tuple or None for all). Signed integers and bool sum to int64,
-        unsigned to uint64; float16/32 accumulate in float64, so they are at least as accurate as
-        numpy's pairwise sum.
+        unsigned to uint64; float16/32 sum in float64 (the cpu adds blocks of up to 4096 terms in
+        float32 vectors, 32 terms a lane, then the blocks in float64): about as accurate as
+        numpy's pairwise sum, far more than a running float32 sum.
 
         >>> lt.asarray([[1, 2], [3, 4]]).sum(axis=0).tolist()
         [4, 6]

@@ -12,6 +12,14 @@ CHUNKS_PER_CORE = 4
 # two units, so 4 vector accumulators keep the pipes busy.
 REDUCE_ACCUMULATORS = 4
 
+# A float32 sum adds its terms in float32 vectors, 8 of them (128 lanes), over blocks of up to
+# 4096 terms (32 a lane), then adds the blocks in float64: as accurate as numpy's pairwise sum
+# at these lengths, and float32 vectors read twice the terms per instruction of float64 ones.
+# Measured on rows of 4096 here: 1.19 ms for 4096 rows against 1.40 in float64 vectors (torch
+# 1.29); smaller blocks were slower (1024: 1.34, 512: 1.46; each block ends in a horizontal sum).
+PARTIAL_SUM_BLOCK = 4096
+PARTIAL_SUM_ACCUMULATORS = 8
+
 # Vector registers unrolled in an elementwise loop: 2 hides the loop overhead; more only grows
 # code, since elementwise kernels are bound by memory bandwidth.
 ELEMENTWISE_UNROLL = 2

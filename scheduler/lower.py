@@ -10,13 +10,13 @@ import math
 from dataclasses import dataclass, replace
 
 from ..ir import loop
-from ..ir.dtypes import DType
+from ..ir.dtypes import DType, float32
 from ..ir.graph import Node
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.ops import Op
 from ..ir.view import View
-from .schedule import (Bind, CacheRead, CacheWrite, Fuse, Parallel, Reorder, Schedule, Split, Unroll, Vectorize,
-                       reductions)
+from .schedule import (Bind, CacheRead, CacheWrite, Fuse, Parallel, PartialSum, Reorder, Schedule, Split, Unroll,
+                       Vectorize, reductions)
 
 _UPDATE = {Op.SUM: Op.ADD, Op.PROD: Op.MUL, Op.REDUCE_MAX: Op.MAX, Op.REDUCE_MIN: Op.MIN}
 
@@ -119,6 +119,8 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
     tiles = [prim for prim in schedule if isinstance(prim, CacheWrite)]
     caches = {prim.slot: prim for prim in schedule if isinstance(prim, CacheRead)}
     if tiles:
+        if any(isinstance(prim, PartialSum) for prim in schedule):
+            raise ValueError("PartialSum: not with CacheWrite (the tile keeps one accumulator per output)")
         return _lower_cache_write(expr, tiles, caches, nests, values, reduces, name, nparams)
     store_guard = None
     if caches:  # every thread must reach the barriers: guard the store, not the loops
@@ -129,6 +131,7 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
     out_idx = [values[f"i{d}"] for d in range(len(shape))]
     body: list[loop.Stmt] = []
     lowering = _ExprLowering(reduces)
+    partials, partial_at = _partial_sums(schedule, nests, reduces)
     local_arrays: list[loop.LocalArray] = []
     staged_slots: set[int] = set()
     thread_var = None
@@ -156,13 +159,23 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
                 loads += more
             staged_slots.add(slot)
             staged.setdefault(prim.at, []).extend(loads)
-        stmt: loop.Stmt = loop.Assign(acc, value, reassociate=True)
+        partial = partials.get(k)
+        if partial is not None:   # the terms unwidened (half: in float), into a partial sum
+            part = Var(f"acc{k}_part", max(partial.dtype, float32, key=lambda d: d.itemsize))   # ("acc": re-read)
+            term = lowering.expr(partial, idx)
+            term = term if partial.dtype is part.dtype else Alu(Op.CAST, (term,), part.dtype)
+            value = Alu(Op.ADD, (part, term), part.dtype)
+        stmts: tuple = (loop.Assign(part if partial is not None else acc, value, reassociate=True),)
         for lp in reversed(nests[f"r{k}"]):
-            inside = (stmt,)
+            inside = stmts
             if lp.name in staged:  # load the tiles, compute on them, then let them be replaced
                 inside = tuple(staged[lp.name]) + (loop.Barrier(),) + inside + (loop.Barrier(),)
-            stmt = _wrap(lp, inside)
-        body += [loop.Declare(acc, Const(identity(r.op, r.dtype), r.dtype)), stmt]
+            stmts = (_wrap(lp, inside),)
+            if partial is not None and lp.name == partial_at[k]:
+                widened = Alu(Op.CAST, (part,), r.dtype)
+                stmts = (loop.Declare(part, Const(0.0, part.dtype)),) + stmts + \
+                    (loop.Assign(acc, Alu(Op.ADD, (acc, widened), r.dtype), reassociate=True),)
+        body += [loop.Declare(acc, Const(identity(r.op, r.dtype), r.dtype)), *stmts]
         bound = [lp for lp in nests[f"r{k}"] if lp.kind is LoopKind.THREAD]
         if bound and threads & (threads - 1):
             raise ValueError(f"Bind({bound[0].name!r}, 'thread'): a reduction over threads needs a power-of-two "
@@ -181,6 +194,22 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
         store = loop.If(store_guard, (store,))
     return _kernel(name, expr, lowering, nparams, nests["out"], tuple(body) + (store,), blocks=blocks, threads=threads,
                    bindings=bindings, local_arrays=tuple(local_arrays))
+
+
+def _partial_sums(schedule: Schedule, nests: dict[str, list[_Loop]],
+                  reduces: list[Node]) -> tuple[dict[int, Node], dict[int, str]]:
+    """For each PartialSum(at): the reduction's number -> its unwidened terms, and -> `at`."""
+    partials, partial_at = {}, {}
+    for prim in schedule:
+        if not isinstance(prim, PartialSum):
+            continue
+        k = next((k for k in range(len(reduces)) if prim.at in [lp.name for lp in nests[f"r{k}"]]), None)
+        src = reduces[k].src[0] if k is not None else None
+        if src is None or reduces[k].op is not Op.SUM or src.op is not Op.CAST or not src.dtype.is_float or \
+                not src.src[0].dtype.is_float:
+            raise ValueError(f"PartialSum({prim.at!r}): needs a loop of a float sum of widened float terms")
+        partials[k], partial_at[k] = src.src[0], prim.at
+    return partials, partial_at
 
 
 def _kernel(name: str, expr: Node, lowering: "_ExprLowering", nparams: int, out: list[_Loop], body: tuple,

@@ -73,7 +73,16 @@ class CacheWrite:
                             # loop vectorizes when the reduced axis is strided in memory)
 
 
-Primitive = Union[Split, Reorder, Parallel, Vectorize, Unroll, Fuse, Bind, CacheRead, CacheWrite]
+@dataclass(frozen=True)
+class PartialSum:
+    at: str                 # a loop of a sum that widens its terms (float32 summed in float64): the
+                            # loop and those inside it add the terms in their own dtype (half: in
+                            # float), into a
+                            # partial that starts at 0 on each entry and is added, widened, into the
+                            # sum after it (float32 vectors over blocks, the blocks in float64)
+
+
+Primitive = Union[Split, Reorder, Parallel, Vectorize, Unroll, Fuse, Bind, CacheRead, CacheWrite, PartialSum]
 Schedule = tuple[Primitive, ...]
 
 
@@ -198,9 +207,31 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
     for k, r in enumerate(reduces):
         if r.arg:
             inner = f"r{k}_{max(r.arg)}"
-            r_lanes = max(1, target.simd_bytes // max(1, r.src[0].dtype.itemsize))
-            prims += [Vectorize(inner, r_lanes), Unroll(inner, H.REDUCE_ACCUMULATORS)]
+            terms = _narrow_terms(expr, r)
+            if terms is not None:   # float32 in float32 vectors over blocks, the blocks in float64
+                if r.src[0].shape[max(r.arg)] > H.PARTIAL_SUM_BLOCK:
+                    prims.append(Split(inner, H.PARTIAL_SUM_BLOCK))
+                    inner += "_i"
+                prims.append(PartialSum(inner))
+            r_lanes = max(1, target.simd_bytes // max(1, (terms or r.src[0]).dtype.itemsize))
+            accumulators = H.PARTIAL_SUM_ACCUMULATORS if terms is not None else H.REDUCE_ACCUMULATORS
+            prims += [Vectorize(inner, r_lanes), Unroll(inner, accumulators)]
     return tuple(prims)
+
+
+def _narrow_terms(expr: Node, r: Node) -> Node | None:
+    """The terms of a float sum that widens them only to round its result back (a float32 sum:
+    cast(sum(cast(x, float64)), float32)), or None. (A float64 sum of float32 values keeps
+    float64's accuracy: no partial sums in float32 for it.)"""
+    src = r.src[0]
+    if not (r.op is Op.SUM and src.op is Op.CAST and src.dtype.is_float and src.src[0].dtype.is_float and
+            src.src[0].dtype.itemsize < src.dtype.itemsize):
+        return None
+    uses = [n for n in toposort([expr]) if r in n.src]
+    if not uses or any(n.op is not Op.CAST or not n.dtype.is_float or n.dtype.itemsize > max(4, src.src[0].dtype.itemsize)
+                       for n in uses):
+        return None
+    return src.src[0]
 
 
 def _load_strides(node: Node) -> tuple[list[tuple[int, ...] | None], list[Node]]:

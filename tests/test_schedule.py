@@ -10,7 +10,7 @@ from lazytensor.ir.passes import optimize
 from lazytensor.scheduler.collapse import collapse_axes
 from lazytensor.scheduler.fusion import fuse
 from lazytensor.scheduler.lower import lower
-from lazytensor.scheduler.schedule import (CacheRead, CacheWrite, Parallel, Reorder, Split, Unroll, Vectorize,
+from lazytensor.scheduler.schedule import (CacheRead, CacheWrite, Parallel, PartialSum, Reorder, Split, Unroll, Vectorize,
                                            heuristic_schedule, reductions)
 
 
@@ -130,6 +130,43 @@ def test_split_of_a_reduction_axis_keeps_the_values(operands, factor):
     a, _ = operands
     got = run_with_schedule(lt.asarray(a).sum(axis=1, keepdims=True), [Split("r0_1", factor)])
     np.testing.assert_allclose(got, a.sum(axis=1, keepdims=True), rtol=1e-5)
+
+
+# ---- PartialSum: float32 terms summed in float32 over blocks, the blocks in float64 --------------
+
+PARTIAL_SUM_SCHEDULES = {
+    "whole-row": [PartialSum("r0_1")],
+    "blocks-uneven": [Split("r0_1", 7), PartialSum("r0_1_i"), Vectorize("r0_1_i", 16), Unroll("r0_1_i", 2)],
+    "outer-of-split": [Split("r0_1", 4), PartialSum("r0_1_o")],
+    "parallel-vector": [Parallel("i0"), PartialSum("r0_1"), Vectorize("r0_1", 16), Unroll("r0_1", 4)],
+}
+
+
+@pytest.mark.parametrize("name", PARTIAL_SUM_SCHEDULES)
+def test_partial_sum_schedules_agree(operands, name):
+    a, _ = operands   # (37, 29): the sum of each row, then an epilogue
+    out = lt.asarray(a).sum(axis=1, keepdims=True) * 2
+    got = run_with_schedule(out, PARTIAL_SUM_SCHEDULES[name]).reshape(37, 1)
+    np.testing.assert_allclose(got, a.astype(np.float64).sum(axis=1, keepdims=True) * 2, rtol=1e-6, atol=1e-6)
+
+
+def test_partial_sum_is_refused_where_it_does_not_fit(operands):
+    a, b = operands
+    no_widening = (lt.asarray(a).max(axis=1, keepdims=True), lt.asarray(a.astype(np.float64)).sum(axis=1, keepdims=True))
+    for out in no_widening:
+        with pytest.raises(ValueError, match="PartialSum"):
+            run_with_schedule(out, [PartialSum("r0_1")])
+    with pytest.raises(ValueError, match="PartialSum"):
+        run_with_schedule(lt.asarray(a).sum(axis=1, keepdims=True), [PartialSum("i0")])
+    with pytest.raises(ValueError, match="PartialSum"):
+        run_with_schedule(_matmul_kernel(lt.asarray(a).T @ lt.asarray(b)), [CacheWrite("i0"), PartialSum("r0_1")])
+
+
+def test_heuristic_sums_float32_in_blocks():
+    x = lt.asarray(np.ones((64, 5000), np.float32))
+    assert PartialSum("r0_1_i") in _schedule_of(x.sum(axis=1))   # a long row: blocks of it
+    assert PartialSum("r0_1") in _schedule_of(x[:, :300].sum(axis=1))   # a short one: the whole row
+    assert not any(isinstance(p, PartialSum) for p in _schedule_of(x.astype(lt.float64).sum(axis=1)))
 
 
 # ---- CacheWrite: a tile of outputs in a local array, the reduction outside it -------------------
