@@ -228,8 +228,8 @@ def _narrow_terms(expr: Node, r: Node) -> Node | None:
             src.src[0].dtype.itemsize < src.dtype.itemsize):
         return None
     uses = [n for n in toposort([expr]) if r in n.src]
-    if not uses or any(n.op is not Op.CAST or not n.dtype.is_float or n.dtype.itemsize > max(4, src.src[0].dtype.itemsize)
-                       for n in uses):
+    widest = max(4, src.src[0].dtype.itemsize)   # (half terms: float partial sums)
+    if not uses or any(n.op is not Op.CAST or not n.dtype.is_float or n.dtype.itemsize > widest for n in uses):
         return None
     return src.src[0]
 
@@ -287,7 +287,8 @@ def _packable_once(shape: tuple[int, ...], axis: int, r: Node, st: tuple[int, ..
     where `axis` is contiguous: it varies along no other output axis (a convolution's weights,
     per output channel), it is the only read of its input, and all it reads fits in a panel."""
     elements = shape[axis] * math.prod(r.src[0].shape[a] for a in r.arg)
-    alone = sum(n.op is Op.LOAD and n.arg[0] == load.arg[0] for n in toposort([r])) == 1  # (x @ x.T: its rows' read too)
+    # (x @ x.T reads its input twice: the rows' read would be packed too)
+    alone = sum(n.op is Op.LOAD and n.arg[0] == load.arg[0] for n in toposort([r])) == 1
     return st[axis] not in (0, 1) and alone and elements * load.dtype.itemsize <= H.PACK_PANEL_BYTES and \
         all(st[d] == 0 for d, n in enumerate(shape) if d != axis and d not in r.arg and n > 1)
 

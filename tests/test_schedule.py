@@ -10,8 +10,8 @@ from lazytensor.ir.passes import optimize
 from lazytensor.scheduler.collapse import collapse_axes
 from lazytensor.scheduler.fusion import fuse
 from lazytensor.scheduler.lower import lower
-from lazytensor.scheduler.schedule import (CacheRead, CacheWrite, Parallel, PartialSum, Reorder, Split, Unroll, Vectorize,
-                                           heuristic_schedule, reductions)
+from lazytensor.scheduler.schedule import (CacheRead, CacheWrite, Parallel, PartialSum, Reorder, Split, Unroll,
+                                           Vectorize, heuristic_schedule, reductions)
 
 
 def run_with_schedule(out: lt.Tensor, schedule, collapse: bool = True) -> np.ndarray:
@@ -152,7 +152,8 @@ def test_partial_sum_schedules_agree(operands, name):
 
 def test_partial_sum_is_refused_where_it_does_not_fit(operands):
     a, b = operands
-    no_widening = (lt.asarray(a).max(axis=1, keepdims=True), lt.asarray(a.astype(np.float64)).sum(axis=1, keepdims=True))
+    no_widening = (lt.asarray(a).max(axis=1, keepdims=True),
+                   lt.asarray(a.astype(np.float64)).sum(axis=1, keepdims=True))
     for out in no_widening:
         with pytest.raises(ValueError, match="PartialSum"):
             run_with_schedule(out, [PartialSum("r0_1")])
