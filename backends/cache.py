@@ -5,7 +5,9 @@ one file per key, written to a temporary file and renamed into place, so a reade
 half-written entry and two processes writing the same key both succeed. Each entry carries a
 checksum: a corrupt or truncated one is recompiled with a warning. An unwritable directory, or one
 that other users can write (they could plant code we would run), degrades to memory only, with
-a warning.
+a warning. The directory is capped at `LT_CACHE_MAX_BYTES` (default 512 MB): a read marks an
+entry used (its modification time), and a write that takes the directory past the cap removes
+the least recently used entries down to 3/4 of it.
 """
 from __future__ import annotations
 
@@ -21,6 +23,18 @@ from .protocol import Stats
 
 _MAGIC = b"LTKC0001"
 _DIGEST = 32
+DEFAULT_MAX_BYTES = 512 << 20
+
+
+def max_cache_bytes() -> int:
+    """The disk cache's size cap: LT_CACHE_MAX_BYTES, or 512 MB."""
+    value = os.environ.get("LT_CACHE_MAX_BYTES", "")
+    try:
+        return int(value) if value else DEFAULT_MAX_BYTES
+    except ValueError:
+        warnings.warn(f"lazytensor: LT_CACHE_MAX_BYTES={value!r} is not a number of bytes; using "
+                      f"{DEFAULT_MAX_BYTES}")
+        return DEFAULT_MAX_BYTES
 
 
 def default_cache_dir() -> Path:
@@ -39,10 +53,18 @@ def cache_key(*parts: str) -> str:
 
 
 class KernelCache:
-    def __init__(self, stats: Stats, directory: Optional[Path] = None):
+    def __init__(self, stats: Stats, directory: Optional[Path] = None, max_bytes: Optional[int] = None):
         self.stats = stats
         self.memory: dict[str, bytes] = {}
         self.directory = _usable_directory(directory if directory is not None else default_cache_dir())
+        self.max_bytes = max_cache_bytes() if max_bytes is None else max_bytes
+
+    def clear(self) -> None:
+        """Forget every entry, in memory and on disk (other processes recompile what they need)."""
+        self.memory.clear()
+        if self.directory is not None:
+            for path in self.directory.glob("*.bin"):
+                path.unlink(missing_ok=True)
 
     def get_or_compile(self, key: str, compile: Callable[[], bytes]) -> bytes:
         if key in self.memory:
@@ -66,6 +88,7 @@ class KernelCache:
             return None
         try:
             data = self._path(key).read_bytes()
+            os.utime(self._path(key))   # used now: the last to be evicted
         except FileNotFoundError:
             return None
         except OSError as error:
@@ -95,6 +118,27 @@ class KernelCache:
             warnings.warn(f"lazytensor: cannot write to the kernel cache {self.directory} ({error}); "
                           "using the in-memory cache only for this process")
             self.directory = None
+            return
+        self._evict()
+
+    def _evict(self) -> None:
+        """Past the size cap: remove the least recently used entries down to 3/4 of it. (Another
+        process may remove the same files at the same time: a missing one is fine.)"""
+        entries = []
+        for path in self.directory.glob("*.bin"):
+            try:
+                info = path.stat()
+            except FileNotFoundError:
+                continue
+            entries.append((info.st_mtime, info.st_size, path))
+        total = sum(size for _, size, _ in entries)
+        if total <= self.max_bytes:
+            return
+        for _, size, path in sorted(entries, key=lambda e: e[0]):
+            if total <= self.max_bytes * 3 // 4:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
 
 
 def _usable_directory(directory: Path) -> Optional[Path]:

@@ -11,7 +11,7 @@ from .backends.runtime import VERSION as __version__
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad
 from .creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
                        manual_seed, ones, ones_like, rand, randn, zeros, zeros_like)
-from .devices import devices, stats, synchronize
+from .devices import cache_clear, devices, stats, synchronize
 from .functions import *  # noqa: F401,F403  (lt.exp(x), lt.add(a, b), ...)
 from .functions import __all__ as _functions
 from .indexing import nonzero, take, take_along_axis
@@ -40,7 +40,7 @@ __all__ = [
     "DType", "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "uint16", "uint32", "uint64", "arange", "asarray",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
-    "zeros", "zeros_like", "devices", "stats", "synchronize", "realize", "unsqueeze", "eye", "linspace", "from_dlpack",
+    "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye", "linspace", "from_dlpack",
     "linalg", "nn", "optim", "save", "load", "e", "pi", "inf", "nan", "newaxis",
     "take", "take_along_axis", "nonzero",
     *_functions, *_manipulation, *_info, *_sorting,

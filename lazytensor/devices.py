@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import os
 
+from .backends.cache import KernelCache
 from .backends.protocol import Stats
 from .backends.runtime import Runtime
 
@@ -98,6 +99,21 @@ def synchronize(device: object = None) -> None:
     name = canonical_device(device)
     if name in _RUNTIMES:
         _RUNTIMES[name].device.synchronize()
+
+
+def cache_clear() -> None:
+    """Forget every compiled kernel: the disk cache's entries, and in this process the binaries,
+    loaded programs and realize plans of every device. Later realizes compile again.
+
+    >>> lt.cache_clear()
+    """
+    for rt in _RUNTIMES.values():
+        rt.cache.clear()
+        rt.loaded.clear()
+        rt.by_expression.clear()
+        rt.plans.clear()
+    if not _RUNTIMES:   # (no device used yet: the disk cache alone)
+        KernelCache(STATS).clear()
 
 
 def stats() -> dict:

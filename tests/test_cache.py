@@ -135,3 +135,59 @@ def test_debug_prints_kernels_and_source(tmp_path):
     launches = [line for line in done.stderr.splitlines() if line.startswith("lt: cpu")]
     assert len(launches) == json.loads(done.stdout.splitlines()[-1])["stats"]["kernels_launched"]
     assert all(line.rstrip().endswith("us") for line in launches)
+
+
+# ---- size cap, least recently used first; cache_clear ---------------------------------------------
+
+def _entries(directory) -> set[str]:
+    return {p.stem for p in directory.glob("*.bin")}
+
+
+def test_size_cap_evicts_the_least_recently_used(tmp_path):
+    from lazytensor.backends.cache import KernelCache
+    from lazytensor.backends.protocol import Stats
+    cache = KernelCache(Stats(), tmp_path, max_bytes=10_000)
+    for i in range(4):   # 4 entries of ~2 KB, each older than the next
+        cache.get_or_compile(f"k{i}", lambda: bytes(2000))
+        os.utime(tmp_path / f"k{i}.bin", (1000 + i, 1000 + i))
+    fresh = KernelCache(Stats(), tmp_path, max_bytes=10_000)   # (another process: nothing in memory)
+    assert fresh.get_or_compile("k0", lambda: pytest.fail("k0 is on disk")) == bytes(2000)   # k0 used now
+    fresh.get_or_compile("k4", lambda: bytes(3000))   # 11 KB: past the cap, evict down to 7.5 KB
+    assert _entries(tmp_path) == {"k0", "k3", "k4"}   # k1 and k2 were the least recently used
+    assert sum(p.stat().st_size for p in tmp_path.glob("*.bin")) <= 7_500
+    assert fresh.stats.disk_cache_hits == 1
+
+
+def test_size_cap_from_the_environment(tmp_path, monkeypatch):
+    from lazytensor.backends.cache import DEFAULT_MAX_BYTES, max_cache_bytes
+    monkeypatch.setenv("LT_CACHE_MAX_BYTES", "12345")
+    assert max_cache_bytes() == 12345
+    monkeypatch.setenv("LT_CACHE_MAX_BYTES", "lots")
+    with pytest.warns(UserWarning, match="LT_CACHE_MAX_BYTES"):
+        assert max_cache_bytes() == DEFAULT_MAX_BYTES
+    # a whole program under a tiny cap still runs, and keeps the cache under it
+    result, _ = run(tmp_path, {"LT_CACHE_MAX_BYTES": "4000"})
+    check_values(result)
+    assert sum(p.stat().st_size for p in tmp_path.glob("*.bin")) <= 4000
+
+
+def test_cache_clear_forgets_every_kernel(tmp_path):
+    program = PROGRAM + textwrap.dedent("""
+        import os
+        before = len([f for f in os.listdir(os.environ["LT_CACHE_DIR"]) if f.endswith(".bin")])
+        lt.cache_clear()
+        left = len([f for f in os.listdir(os.environ["LT_CACHE_DIR"]) if f.endswith(".bin")])
+        compiled = lt.stats()["kernels_compiled"]
+        y = (x.reshape(10, 100) * 3).sum(axis=1)   # a new kernel
+        z = (x * 2 + 1).sqrt().sum()               # one compiled before the clear
+        lt.realize(y, z)
+        print(json.dumps({"before": before, "left": left, "recompiled": lt.stats()["kernels_compiled"] - compiled,
+                          "z": z.item()}))
+    """)
+    env = {**os.environ, "LT_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["before"] >= 4 and result["left"] == 0
+    assert result["recompiled"] == 2
+    assert result["z"] == pytest.approx(expected()[1], rel=1e-5)
