@@ -120,7 +120,7 @@ def tracks(node: Node) -> bool:
     """Whether gradients flow from `node` to some leaf: it reaches one through float nodes, not
     through a DETACH (bool and integer values carry no gradient). Memoized on the node; a node
     never changes its answer, since new leaves are fresh nodes."""
-    if not _LEAVES:
+    if not _LEAVES.data:   # (no leaf: the cheap test, see realize._REALIZED)
         return False
     if node.tracks is not None:
         return node.tracks

@@ -99,10 +99,12 @@ def build(specs: list, bases: list[Node], leaves: list[Node], compile_kernel) ->
 def run(rt: Runtime, plan: Plan, leaves: list[Node]) -> list[Buffer]:
     """Run `plan` on the buffers of `leaves`; the buffers of its outputs."""
     slots: list[Buffer] = [leaf.arg for leaf in leaves]
-    foreign = {slots[i].device for i in plan.read_leaves} - {rt.device.name}
-    if foreign:  # a kernel must never touch another device's memory (it would crash)
-        raise ValueError(f"this computation on {rt.device.name} reads tensors on {', '.join(sorted(foreign))}; "
-                         "move them with .to(device) first")
+    here = rt.device.name
+    for i in plan.read_leaves:
+        if slots[i].device != here:  # a kernel must never touch another device's memory (it would crash)
+            foreign = sorted({slots[i].device for i in plan.read_leaves} - {here})
+            raise ValueError(f"this computation on {here} reads tensors on {', '.join(foreign)}; "
+                             "move them with .to(device) first")
     for step in plan.steps:
         out = rt.device.allocate(step.shape, step.dtype)
         if isinstance(step.run, CompiledKernel):

@@ -40,3 +40,23 @@ def test_readme_python_blocks_run(number):
     done = subprocess.run([sys.executable, "-c", _readme_blocks()[number]], capture_output=True, text=True,
                           timeout=300, cwd=ROOT, env={**os.environ})
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_train_digits_cold_start_with_a_warm_disk_cache_compiles_nothing(tmp_path):
+    """A fresh process running examples/train_digits.py on a cache another process filled
+    compiles 0 kernels: every kernel of the model, the loss, backward and the optimizer comes
+    from disk (the key is stable across processes)."""
+    pytest.importorskip("sklearn", reason="the `examples` extra (scikit-learn) is not installed")
+    pytest.importorskip("tqdm", reason="the `examples` extra (tqdm) is not installed")
+    env = {**os.environ, "LT_CACHE_DIR": str(tmp_path)}
+    env.pop("LT_DEBUG", None)
+
+    def compiled() -> int:
+        done = subprocess.run([sys.executable, str(ROOT / "examples" / "train_digits.py"), "--epochs", "1"],
+                              capture_output=True, text=True, timeout=300, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        line = next(line for line in done.stdout.splitlines() if "kernels compiled" in line)
+        return int(line.rsplit("(", 1)[1].split()[0])
+
+    assert compiled() > 10
+    assert compiled() == 0

@@ -44,11 +44,12 @@ class CPUDevice:
     def allocate(self, shape: tuple[int, ...], dtype: DType) -> Buffer:
         # at least one element: a masked (padded) load reads index 0 of even an empty input
         nbytes = max(1, math.prod(shape)) * dtype.itemsize
-        raw = self._memory.take(nbytes)
-        if raw is None:
+        memory = self._memory.take(nbytes)
+        if memory is None:   # (the address kept with the memory: numpy's .ctypes.data costs ~1 us)
             raw = np.empty(nbytes, dtype=np.uint8)
-        storage = raw.view(dtype.np)
-        return self._memory.track(Buffer(self.name, dtype, tuple(shape), storage, storage.ctypes.data), nbytes, raw)
+            memory = (raw, raw.ctypes.data)
+        raw, address = memory
+        return self._memory.track(Buffer(self.name, dtype, tuple(shape), raw.view(dtype.np), address), nbytes, memory)
 
     def from_numpy(self, array: np.ndarray) -> Buffer:
         buffer = self.allocate(array.shape, _dtype_of(array))
