@@ -58,6 +58,7 @@ class KernelCache:
         self.memory: dict[str, bytes] = {}
         self.directory = _usable_directory(directory if directory is not None else default_cache_dir())
         self.max_bytes = max_cache_bytes() if max_bytes is None else max_bytes
+        self.disk_bytes: Optional[int] = None   # the directory's size as last counted, plus our writes
 
     def clear(self) -> None:
         """Forget every entry, in memory and on disk (other processes recompile what they need)."""
@@ -65,6 +66,7 @@ class KernelCache:
         if self.directory is not None:
             for path in self.directory.glob("*.bin"):
                 path.unlink(missing_ok=True)
+            self.disk_bytes = None
 
     def get_or_compile(self, key: str, compile: Callable[[], bytes]) -> bytes:
         if key in self.memory:
@@ -119,11 +121,25 @@ class KernelCache:
                           "using the in-memory cache only for this process")
             self.directory = None
             return
-        self._evict()
+        # the directory is counted once, then our writes added: a scan per write would make
+        # filling a cache of n kernels cost n^2 (other processes' writes are seen at the next scan)
+        self.disk_bytes = (self._scan_bytes() if self.disk_bytes is None else self.disk_bytes) + len(data)
+        if self.disk_bytes > self.max_bytes:
+            self.disk_bytes = self._evict()
 
-    def _evict(self) -> None:
+    def _scan_bytes(self) -> int:
+        total = 0
+        for path in self.directory.glob("*.bin"):
+            try:
+                total += path.stat().st_size
+            except FileNotFoundError:
+                pass
+        return total
+
+    def _evict(self) -> int:
         """Past the size cap: remove the least recently used entries down to 3/4 of it. (Another
-        process may remove the same files at the same time: a missing one is fine.)"""
+        process may remove the same files at the same time: a missing one is fine.) Returns the
+        size left."""
         entries = []
         for path in self.directory.glob("*.bin"):
             try:
@@ -133,12 +149,13 @@ class KernelCache:
             entries.append((info.st_mtime, info.st_size, path))
         total = sum(size for _, size, _ in entries)
         if total <= self.max_bytes:
-            return
+            return total
         for _, size, path in sorted(entries, key=lambda e: e[0]):
             if total <= self.max_bytes * 3 // 4:
                 break
             path.unlink(missing_ok=True)
             total -= size
+        return total
 
 
 def _usable_directory(directory: Path) -> Optional[Path]:

@@ -99,7 +99,9 @@ def _plan(rt: Runtime, graph: list[Node], leaves: list[Node]) -> plan.Plan:
     # a reshape at the top is a view of the realized memory, like numpy's: no kernel for it
     bases = [_strip_reshapes(root) for root in roots]
     with _recursion_for(bases):
-        return plan.build(fuse(bases), bases, leaves, lambda spec: compiled_kernel(rt, spec.expr, len(spec.inputs)))
+        # (the cpu lowering runs a reduction once per row it depends on: row ops are one kernel)
+        specs = fuse(bases, hoist_reductions=rt.device.target.name == "cpu")
+        return plan.build(specs, bases, leaves, lambda spec: compiled_kernel(rt, spec.expr, len(spec.inputs)))
 
 
 def _known_values(roots: list[Node]) -> list[Node]:

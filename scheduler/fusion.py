@@ -6,7 +6,9 @@ absorbs its elementwise inputs. A reduction's result is also inlined into its co
 `x.sum() * 2`, `mean`, `relu(x @ w + b)`) when its consumers are all in that kernel and read
 it at the same index (no movement op, no other reduction around it); otherwise the reduction is
 realized into a buffer, so `exp(x - x.max(-1, keepdims=True))` costs one kernel for the max,
-then one for the rest.
+then one for the rest -- except where the target hoists reductions (the cpu): a reduction read
+broadcast along its reduced axes, which are the kernel's inner axes, is computed in the kernel,
+once per row (a softmax, a layer norm: one kernel, one pass over memory).
 An elementwise node used twice is recomputed in each kernel that needs it: cheaper than a
 round trip through memory -- except where a reduction reads it broadcast over many elements
 (a matmul's gradient reads `g * (h > 0)` once per column of the other operand; a convolution
@@ -36,8 +38,13 @@ class KernelSpec:
     inputs: tuple[Node, ...]
 
 
-def fuse(outputs: list[Node]) -> list[KernelSpec]:
-    """Kernels that compute `outputs`, in an order where each runs after the kernels it reads."""
+def fuse(outputs: list[Node], hoist_reductions: bool = False) -> list[KernelSpec]:
+    """Kernels that compute `outputs`, in an order where each runs after the kernels it reads.
+
+    hoist_reductions: the target computes a reduction once per iteration of the output loops it
+    depends on (the cpu lowering does): then a reduction that a kernel reads broadcast along
+    its reduced axes, which are the kernel's inner axes (a row's max and sum in a softmax, a
+    row's mean in a layer norm), is computed inside that kernel, not realized in memory first."""
     order = toposort(outputs)
     position = {node: i for i, node in enumerate(order)}
     uses = consumers(order)
@@ -55,7 +62,7 @@ def fuse(outputs: list[Node]) -> list[KernelSpec]:
                     pending.append(source)
             specs[root] = KernelSpec(root, root, root.src)
             continue
-        builder = _KernelBuilder(root, roots, uses)
+        builder = _KernelBuilder(root, roots, uses, hoist_reductions)
         specs[root] = builder.build()
         roots.update(builder.new_roots)
         pending.extend(builder.new_roots)
@@ -81,6 +88,7 @@ class _KernelBuilder:
     root: Node
     roots: set[Node]
     uses: dict[Node, int]
+    hoist: bool = False
     inputs: list[Node] = field(default_factory=list)
     new_roots: list[Node] = field(default_factory=list)
     memo: dict = field(default_factory=dict)
@@ -88,16 +96,19 @@ class _KernelBuilder:
 
     def build(self) -> KernelSpec:
         self.inside = self._uses_inside()
-        expr = self.visit(self.root, (), False, False)
+        expr = self.visit(self.root, (), False, False, frozenset())
         return KernelSpec(self.root, expr, tuple(self.inputs))
 
     def _uses_inside(self) -> dict[Node, int]:
         """How many consumers each node has inside this kernel's region (the elementwise and
         movement nodes reachable from the root, not through a buffer, another root or a
-        reduction). A node all of whose consumers are inside is not shared with other kernels."""
+        reduction -- except, with hoist, a reduction that may be computed in the kernel: a
+        softmax's exp is read by its row sum and by the division, both here). A node all of whose
+        consumers are inside is not shared with other kernels. (Counting a reduction that is
+        realized after all only lets work be done in two kernels, never a wrong value.)"""
         def inside(node: Node) -> bool:
-            return node is self.root or not (node.op is Op.BUFFER or node in self.roots or node.op in REDUCTION
-                                              or node.op in OPAQUE)
+            return node is self.root or not (node.op is Op.BUFFER or node in self.roots or node.op in OPAQUE
+                                              or (node.op in REDUCTION and not self.hoist))
         return consumers([n for n in toposort([self.root], expand=inside) if inside(n)])
 
     def load(self, node: Node, path: tuple[Node, ...]) -> Node:
@@ -106,18 +117,21 @@ class _KernelBuilder:
         view = view_through(node.shape, path)
         return Node(Op.LOAD, node.dtype, view.shape, (), (self.inputs.index(node), view))
 
-    def visit(self, node: Node, path: tuple[Node, ...], shared: bool, in_reduce: bool) -> Node:
+    def visit(self, node: Node, path: tuple[Node, ...], shared: bool, in_reduce: bool,
+              frame: frozenset[int] | None) -> Node:
         """Kernel expression for `node` seen through the movement ops `path` (top first).
 
         shared: some node between the root and here has consumers in other kernels (so this part
-        may be evaluated by several kernels); in_reduce: we are inside a reduction's input.
+        may be evaluated by several kernels); in_reduce: we are inside a reduction's input;
+        frame: the kernel's axes that the reductions around here reduce (None inside a gather,
+        where the index space is not the kernel's).
         """
-        key = (node, path, shared, in_reduce)
+        key = (node, path, shared, in_reduce, frame)
         if key not in self.memo:
-            self.memo[key] = self._visit(node, path, shared, in_reduce)
+            self.memo[key] = self._visit(node, path, shared, in_reduce, frame)
         return self.memo[key]
 
-    def _visit(self, node: Node, path, shared, in_reduce) -> Node:
+    def _visit(self, node: Node, path, shared, in_reduce, frame) -> Node:
         space = path[0].shape if path else node.shape  # the index space this value is read in
         if node.op is Op.BUFFER or (node in self.roots and node is not self.root):
             return self.load(node, path)
@@ -131,11 +145,11 @@ class _KernelBuilder:
         if node.op is Op.PAD:
             valid_view = view_through(node.src[0].shape, path + (node,))
             gate = Node(Op.VALID, bool_, space, (), valid_view)
-            value = self.visit(node.src[0], path + (node,), shared, in_reduce)
+            value = self.visit(node.src[0], path + (node,), shared, in_reduce, frame)
             zero = const(0, node.dtype, space)
             return Node(Op.WHERE, node.dtype, space, (gate, value, zero))
         if node.op in MOVEMENT:
-            return self.visit(node.src[0], path + (node,), shared, in_reduce)
+            return self.visit(node.src[0], path + (node,), shared, in_reduce, frame)
         if node.op in OPAQUE:
             self.new_roots.append(node)
             return self.load(node, path)
@@ -144,23 +158,37 @@ class _KernelBuilder:
                 self.new_roots.append(node)
                 return self.load(node, path)
             # x is evaluated at a data-dependent index: reductions inside it cannot be inlined
-            source = self.visit(node.src[0], (), shared, True)
-            index = self.visit(node.src[1], (), shared, in_reduce)
+            source = self.visit(node.src[0], (), shared, True, None)
+            index = self.visit(node.src[1], (), shared, in_reduce, None)
             return Node(Op.GATHER, node.dtype, node.shape, (source, index), node.arg)
         if node.op in REDUCTION:
             inline = not path and not shared and not in_reduce and self.uses.get(node, 0) == 1
-            if node is not self.root and not inline:
+            if node is not self.root and not inline and not self._hoistable(node, path, shared, frame):
                 self.new_roots.append(node)
                 return self.load(node, path)
-            child = self.visit(node.src[0], (), shared, True)
+            inner = frame | frozenset(node.arg) if frame is not None else None
+            child = self.visit(node.src[0], (), shared, True, inner)
             return Node(node.op, node.dtype, node.shape, (child,), node.arg)
         assert node.op in ELEMENTWISE, node
         if in_reduce and node is not self.root and _recomputed_often(node, space):
             self.new_roots.append(node)
             return self.load(node, path)
         shared = shared or (node is not self.root and self.uses.get(node, 0) > self.inside.get(node, 0))
-        src = tuple(self.visit(s, path, shared, in_reduce) for s in node.src)
+        src = tuple(self.visit(s, path, shared, in_reduce, frame) for s in node.src)
         return Node(node.op, node.dtype, space, src, node.arg)
+
+    def _hoistable(self, reduce: Node, path: tuple[Node, ...], shared: bool, frame: frozenset[int] | None) -> bool:
+        """Whether a reduction read through `path` can be computed inside this kernel, once per
+        row (with hoist_reductions): the path only broadcasts it along its reduced axes, the
+        axes it keeps are the kernel's outer axes (some longer than 1), no reduction around here
+        reduces them, and nothing else reads it."""
+        if not self.hoist or frame is None or shared or self.uses.get(reduce, 0) != 1 or \
+                not path or any(p.op is not Op.EXPAND for p in path):
+            return False
+        space, rank = path[0].shape, len(reduce.shape)
+        kept = [a for a in range(rank) if a not in reduce.arg]
+        return len(space) == rank and kept == list(range(len(kept))) and any(reduce.shape[a] > 1 for a in kept) \
+            and not frame & set(kept) and all(a in reduce.arg for a in range(rank) if reduce.shape[a] != space[a])
 
 
 def _recomputed_often(node: Node, space: tuple[int, ...]) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from ..ir import loop
 from ..ir.dtypes import DType, float32
-from ..ir.graph import Node
+from ..ir.graph import Node, toposort
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.ops import Op
 from ..ir.view import View
@@ -132,6 +132,12 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
     body: list[loop.Stmt] = []
     lowering = _ExprLowering(reduces)
     partials, partial_at = _partial_sums(schedule, nests, reduces)
+    # cpu: each reduction runs at the innermost output loop it depends on (a softmax's row max
+    # and sum once per row, not once per element); bound gpu loops keep it with the store
+    bound = any(lp.kind in (LoopKind.BLOCK, LoopKind.THREAD) for nest in nests.values() for lp in nest)
+    hoist = not caches and not bound
+    levels: dict[Node, int] = {}
+    prologues: dict[str | None, tuple] = {}
     local_arrays: list[loop.LocalArray] = []
     staged_slots: set[int] = set()
     thread_var = None
@@ -175,7 +181,13 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
                 widened = Alu(Op.CAST, (part,), r.dtype)
                 stmts = (loop.Declare(part, Const(0.0, part.dtype)),) + stmts + \
                     (loop.Assign(acc, Alu(Op.ADD, (acc, widened), r.dtype), reassociate=True),)
-        body += [loop.Declare(acc, Const(identity(r.op, r.dtype), r.dtype)), *stmts]
+        level = levels[r] = _level(r, out_idx, nests["out"], levels) if hoist else len(nests["out"]) - 1
+        at = None if level < 0 else nests["out"][level].name
+        stmts = (loop.Declare(acc, Const(identity(r.op, r.dtype), r.dtype)), *stmts)
+        if level == len(nests["out"]) - 1:
+            body += stmts
+        else:   # once per iteration of the output loops it depends on, not per output
+            prologues[at] = prologues.get(at, ()) + stmts
         bound = [lp for lp in nests[f"r{k}"] if lp.kind is LoopKind.THREAD]
         if bound and threads & (threads - 1):
             raise ValueError(f"Bind({bound[0].name!r}, 'thread'): a reduction over threads needs a power-of-two "
@@ -192,8 +204,17 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
         store = loop.If(Alu(Op.CMPEQ, (thread_var, loop.const(0)), loop.bool_), (store,))
     if store_guard is not None:
         store = loop.If(store_guard, (store,))
-    return _kernel(name, expr, lowering, nparams, nests["out"], tuple(body) + (store,), blocks=blocks, threads=threads,
-                   bindings=bindings, local_arrays=tuple(local_arrays))
+    return _kernel(name, expr, lowering, nparams, nests["out"], tuple(body) + (store,), prologues, blocks=blocks,
+                   threads=threads, bindings=bindings, local_arrays=tuple(local_arrays))
+
+
+def _level(r: Node, out_idx: list[Expr], out: list[_Loop], levels: dict[Node, int]) -> int:
+    """The position of the innermost output loop whose variable the reduction `r` depends on
+    (its kept axes' indices, and the reductions it reads); -1 for none."""
+    used = set().union(*[_vars(out_idx[a]) for a in range(len(out_idx)) if a not in r.arg])
+    level = max([i for i, lp in enumerate(out) if lp.name in used], default=-1)
+    inner = [levels[n] for n in toposort([r.src[0]]) if n in levels]
+    return max([level] + inner)
 
 
 def _partial_sums(schedule: Schedule, nests: dict[str, list[_Loop]],

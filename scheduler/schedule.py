@@ -190,7 +190,8 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
             prims.append(Parallel("i0"))
         prims += [Vectorize(last, lanes), Unroll(last, H.ELEMENTWISE_UNROLL)]
         return tuple(prims)
-    tileable = _tileable_reduction(expr, reduces)
+    embedded = any(r.shape != shape for r in reduces)   # (a softmax: row reductions under an elementwise root)
+    tileable = None if embedded else _tileable_reduction(expr, reduces)
     dot_tile = _dot_tile_schedule(expr, *tileable[:2], work, lanes) if tileable else None
     if dot_tile is not None:
         return dot_tile
@@ -216,6 +217,9 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
             r_lanes = max(1, target.simd_bytes // max(1, (terms or r.src[0]).dtype.itemsize))
             accumulators = H.PARTIAL_SUM_ACCUMULATORS if terms is not None else H.REDUCE_ACCUMULATORS
             prims += [Vectorize(inner, r_lanes), Unroll(inner, accumulators)]
+    if embedded and len(shape) > 1 and shape[-1] > 1:   # the row's outputs, after its reductions
+        last = f"i{len(shape) - 1}"
+        prims += [Vectorize(last, max(1, target.simd_bytes // expr.dtype.itemsize)), Unroll(last, H.ELEMENTWISE_UNROLL)]
     return tuple(prims)
 
 

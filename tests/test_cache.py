@@ -44,7 +44,7 @@ def check_values(result: dict) -> None:
 
 def test_second_process_compiles_nothing(tmp_path):
     first, _ = run(tmp_path)
-    assert first["stats"]["kernels_compiled"] >= 4
+    assert first["stats"]["kernels_compiled"] >= 2
     second, _ = run(tmp_path)
     assert second["stats"]["kernels_compiled"] == 0
     assert second["stats"]["disk_cache_hits"] == first["stats"]["kernels_compiled"]
@@ -188,6 +188,6 @@ def test_cache_clear_forgets_every_kernel(tmp_path):
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["before"] >= 4 and result["left"] == 0
+    assert result["before"] >= 2 and result["left"] == 0
     assert result["recompiled"] == 2
     assert result["z"] == pytest.approx(expected()[1], rel=1e-5)

@@ -57,6 +57,77 @@ def test_softmax_takes_at_most_three_kernels(data):
     np.testing.assert_allclose(out.numpy(), ref / ref.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
+# ---- row ops in one kernel (cpu): reductions once per row, inside the kernel that reads them ------
+
+def _softmax(X):
+    e = (X - X.max(axis=-1, keepdims=True)).exp()
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _np_softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _layer_norm(X):
+    centered = X - X.mean(axis=-1, keepdims=True)
+    return centered / ((centered * centered).mean(axis=-1, keepdims=True) + 1e-5).sqrt()
+
+
+def _np_layer_norm(x):
+    centered = x - x.mean(-1, keepdims=True)
+    return centered / np.sqrt((centered * centered).mean(-1, keepdims=True) + 1e-5)
+
+
+@pytest.mark.parametrize("shape", [(33, 65), (2, 3, 17), (1, 40), (40, 1), (5, 1, 7), (0, 4)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["softmax", "layer_norm"])
+def test_row_ops_are_one_kernel_on_the_cpu(shape, dtype, op):
+    """A softmax (a row max, then a row sum that reads it, then the elements) and a layer
+    norm (a row mean, then a variance around it) are one cpu kernel each where there are
+    several rows. (A single row keeps its reductions apart: in the kernel, nothing would run
+    the row in parallel.)"""
+    x = np.random.default_rng(3).standard_normal(shape).astype(dtype)
+    fn, ref = (_softmax, _np_softmax) if op == "softmax" else (_layer_norm, _np_layer_norm)
+    out = fn(lt.asarray(x))
+    rows = int(np.prod(shape[:-1]))
+    assert kernels_for(out) == (0 if not x.size else 1 if rows > 1 else 3)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(out.numpy(), ref(x), rtol=tol, atol=tol)
+
+
+def test_row_ops_on_other_devices_realize_their_reductions(device):
+    """The gpu schedules bind outputs to threads and would recompute a row's reductions for
+    every element: there, each reduction is realized first (and the values are the same)."""
+    x = np.random.default_rng(4).standard_normal((9, 70)).astype(np.float32)
+    out = _softmax(lt.asarray(x, device=device))
+    assert kernels_for(out) == (1 if device == "cpu" else 3)
+    np.testing.assert_allclose(out.numpy(), _np_softmax(x), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", ["column-mean", "whole-mean", "permuted", "shared", "sum-of-row-maxes"])
+def test_reductions_that_would_be_recomputed_are_realized(data, case):
+    """Only a reduction broadcast along its reduced axes, which are the kernel's inner axes, is
+    computed in the kernel that reads it: a column mean (a batch norm's) would be recomputed
+    for every row, a whole-tensor mean in every parallel chunk; a reduction read through a
+    permute or by two kernels, and one reduced again, are realized first as before."""
+    x, _, X, _ = data
+    if case == "column-mean":
+        out, want = X - X.mean(axis=0, keepdims=True), x - x.mean(0, keepdims=True)
+    elif case == "whole-mean":
+        out, want = X - X.mean(), x - x.mean()
+    elif case == "permuted":
+        out, want = X.T - X.max(axis=1, keepdims=True).T, x.T - x.max(1, keepdims=True).T
+    elif case == "shared":
+        m = X.max(axis=1, keepdims=True)
+        out, want = (X - m) * m.sum(), (x - x.max(1, keepdims=True)) * x.max(1).sum()
+    else:
+        out, want = (X - X.max(axis=1, keepdims=True)).sum(), (x - x.max(1, keepdims=True)).sum()
+    assert kernels_for(out) == (3 if case == "shared" else 2)   # (shared: m, its sum, then the rest)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
 def test_a_value_a_reduction_broadcasts_is_computed_once(data):
     """A weight gradient reads `g * (h > 0)` once per column of x: it gets a kernel of its own
     (computed once) instead of being recomputed inside the reduction; a one-op value stays inline."""

@@ -355,3 +355,20 @@ def test_convolution_tiles_outputs_along_channels_with_packed_weights():
     specs = fuse(optimize([lt.nn.functional.conv2d(lt.asarray(np.ones((2, 8, 9, 9), np.float32)), w64).node]))
     tiled = heuristic_schedule(collapse_axes(specs[0].expr), runtime("cpu").device.target)
     assert CacheRead(1, None) in tiled and Vectorize("i1_i", 16) in tiled
+
+
+def test_row_reductions_run_once_per_row():
+    """In a softmax kernel the row max and sum loops run in the row loop, before the loop over
+    the row's elements, not inside it (which would cost a row's work per element)."""
+    from lazytensor.ir import loop
+    X = lt.asarray(np.ones((64, 300), np.float32))
+    e = (X - X.max(axis=1, keepdims=True)).exp()
+    (spec,) = fuse(optimize([(e / e.sum(axis=1, keepdims=True)).node]), hoist_reductions=True)
+    expr = collapse_axes(spec.expr)
+    kernel = lower(expr, heuristic_schedule(expr, runtime("cpu").device.target), "k", len(spec.inputs))
+    (rows,) = kernel.body
+    assert rows.var.name == "i0"
+    inner = [s.var.name for s in rows.body if isinstance(s, loop.For)]
+    assert inner[-1] == "i1" and sum(name.startswith("r") for name in inner) == 2
+    (elements,) = [s for s in rows.body if isinstance(s, loop.For) and s.var.name == "i1"]
+    assert not any(isinstance(s, loop.For) for s in loop.walk(elements.body))
