@@ -49,7 +49,10 @@ def fuse(outputs: list[Node], hoist_reductions: bool = False) -> list[KernelSpec
     position = {node: i for i, node in enumerate(order)}
     uses = consumers(order)
     roots = {node for node in outputs if node.op is not Op.BUFFER}
-    pending = list(roots)
+    # in the outputs' order, not the set's: a kernel built later sees the roots found before it
+    # (and loads them instead of recomputing), so the order decides the kernels; a set of nodes
+    # iterates by their addresses, which differ from run to run
+    pending = [node for node in dict.fromkeys(outputs) if node.op is not Op.BUFFER]
     specs: dict[Node, KernelSpec] = {}
     while pending:
         root = pending.pop()
