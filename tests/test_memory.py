@@ -3,8 +3,10 @@ view handed out) or memory an alias (a reshaped view) still reads."""
 from __future__ import annotations
 
 import gc
+import os
 
 import numpy as np
+import pytest
 
 import lazytensor as lt
 from lazytensor.devices import runtime
@@ -42,3 +44,38 @@ def test_an_alias_keeps_its_owners_memory():
     fresh = device.allocate((12,), float32)   # must not get the memory the alias still reads
     assert fresh.address != address
     np.testing.assert_array_equal(device.to_numpy(alias), np.arange(12, dtype=np.float32).reshape(3, 4))
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def test_a_long_training_loop_keeps_its_memory_flat():
+    """10,000 SGD steps (momentum) of a small MLP: after the first 1,000, the process's resident
+    memory grows by less than 4 MB (graphs, plans, buffers and their pool all reach a steady
+    state; a leak of one 16x64 float32 buffer per step would add 40 MB)."""
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("resident memory is read from /proc")
+    nn, F = lt.nn, lt.nn.functional
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+    opt = lt.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((16, 32)).astype(np.float32), rng.integers(0, 10, 16)
+    losses = []
+    for step in range(1, 10_001):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(lt.asarray(x)), lt.asarray(y))
+        loss.backward()
+        opt.step()
+        if step % 1000 == 0:
+            losses.append(loss.item())
+        if step == 1000:
+            gc.collect()
+            start = _rss_mb()
+    gc.collect()
+    assert _rss_mb() - start < 4.0
+    assert losses[-1] < losses[0]   # (it did train)
