@@ -34,11 +34,14 @@ class Step:
 @dataclass(frozen=True)
 class Plan:
     """Slots 0..n_leaves-1 are the graph's input buffers, in structure order; step j writes slot
-    n_leaves + j; `outputs` are the slots of the realized roots."""
+    n_leaves + j; `outputs` are the slots of the realized roots. After step j, the intermediate
+    slots `frees[j]` are read no more: their memory goes back to the pool, where a later step's
+    output of the same size takes it (intermediates whose lifetimes do not overlap share it)."""
     n_leaves: int
     steps: tuple[Step, ...]
     outputs: tuple[int, ...]
     read_leaves: tuple[int, ...]   # the input slots some step reads (their device is checked)
+    frees: tuple[tuple[int, ...], ...]   # per step
 
 
 def structure(roots: list[Node]) -> tuple[tuple, list[Node]]:
@@ -93,7 +96,22 @@ def build(specs: list, bases: list[Node], leaves: list[Node], compile_kernel) ->
         run = (spec.root.op, spec.root.arg) if spec.root.op in OPAQUE else compile_kernel(spec)
         add(Step(run, tuple(inputs), spec.root.shape, spec.root.dtype), spec.root)
     outputs = tuple(slot[b] if b in slot else add(Step(None, (), b.shape, b.dtype), b) for b in bases)
-    return Plan(len(leaves), tuple(steps), outputs, tuple(sorted(read)))
+    return Plan(len(leaves), tuple(steps), outputs, tuple(sorted(read)), _frees(len(leaves), steps, outputs))
+
+
+def _frees(n_leaves: int, steps: list[Step], outputs: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """For each step, the intermediate slots it is the last to read (never an input or output)."""
+    last: dict[int, int] = {}
+    for j, step in enumerate(steps):
+        for i in step.inputs:
+            if i >= n_leaves:
+                last[i] = j
+    kept = set(outputs)
+    frees: list[list[int]] = [[] for _ in steps]
+    for i, j in last.items():
+        if i not in kept:
+            frees[j].append(i)
+    return tuple(tuple(sorted(f)) for f in frees)
 
 
 def run(rt: Runtime, plan: Plan, leaves: list[Node]) -> list[Buffer]:
@@ -105,11 +123,13 @@ def run(rt: Runtime, plan: Plan, leaves: list[Node]) -> list[Buffer]:
             foreign = sorted({slots[i].device for i in plan.read_leaves} - {here})
             raise ValueError(f"this computation on {here} reads tensors on {', '.join(foreign)}; "
                              "move them with .to(device) first")
-    for step in plan.steps:
+    for step, frees in zip(plan.steps, plan.frees):
         out = rt.device.allocate(step.shape, step.dtype)
         if isinstance(step.run, CompiledKernel):
             rt.launch(step.run, [out] + [slots[i] for i in step.inputs])
         elif step.run is not None:
             rt.run_opaque(step.run[0], step.run[1], [slots[i] for i in step.inputs], out)
         slots.append(out)
+        for i in frees:   # (queues run in order: a later step may write this memory safely)
+            slots[i] = None
     return [slots[i] for i in plan.outputs]

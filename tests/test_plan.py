@@ -110,3 +110,37 @@ def test_a_training_step_is_a_cached_plan():
     assert lt.stats()["kernels_compiled"] == compiled
     assert hits() >= before + 4       # backward's realize and the step's, twice
     assert losses[-1] < losses[0]
+
+
+def test_intermediates_whose_lifetimes_do_not_overlap_share_memory(rng, device):
+    """A chain of steps (sorts are steps of their own, each after a kernel): each intermediate
+    goes back to the pool after its last reader, and a later step's output of the same size
+    takes its memory. The values are unchanged, and the inputs and outputs are never reused."""
+    x = rng.standard_normal(4096).astype(np.float32)
+    X = lt.asarray(x, device=device)
+    rt = runtime(X.device)
+    allocate, addresses = rt.device.allocate, []
+
+    def spy(shape, dtype):
+        buffer = allocate(shape, dtype)
+        addresses.append(buffer.address if buffer.address is not None else id(buffer.handle))
+        return buffer
+
+    def chain(T):
+        for _ in range(4):
+            T = lt.sort(T * 1.5 + 1.0)
+        return T
+    rt.device.allocate = spy
+    try:
+        out = chain(X)
+        out.realize()
+    finally:
+        rt.device.allocate = allocate
+    want = x
+    for _ in range(4):
+        want = np.sort(want * np.float32(1.5) + np.float32(1.0))
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)   # (x*1.5+1 is one fma here)
+    assert len(addresses) == 8                      # a kernel and a sort per link
+    assert len(set(addresses)) <= 3                 # ... in at most three blocks of memory
+    found = next(reversed(rt.plans.values()))   # the plan just built records what each step frees
+    assert any(found.frees) and not set(found.outputs) & {i for f in found.frees for i in f}
