@@ -358,14 +358,16 @@ def _packed_tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: 
                        slots: list[int]) -> tuple[Schedule, str]:
     """The loops of a register tile whose column vectors come from inputs packed once per call
     (CacheRead before the loops: a convolution's weights, output channels innermost). The
-    output loops keep their order (the rows' and columns' outer parts in their axes' places:
-    neighbouring tiles read neighbouring memory), those outside the rows' outer loop fused into
-    one loop that runs in parallel; the reduction keeps its order too, the one the panel is
-    packed in. Returns the primitives and the name of the tile's column loop."""
+    other output axes keep their order, then the rows' outer loop (neighbouring tiles read
+    neighbouring memory); those loops fuse into one that runs in parallel. The columns' outer
+    loop runs inside them, alone: the packed input reads along it, so the panel is the whole
+    column axis by the reduction (fused into the parallel loop, it would be packed once per
+    iteration of that). The reduction keeps its order, the one the panel is packed in.
+    Returns the primitives and the name of the tile's column loop."""
     r, c = f"i{row}", f"i{col}"
-    order = [f"{r}_o" if d == row else f"{c}_o" if d == col else f"i{d}" for d in range(len(shape))]
-    prims: list[Primitive] = [Split(r, mr), Split(c, nr), Reorder(tuple(order) + (f"{r}_i", f"{c}_i"))]
-    outer = order[:order.index(f"{r}_o")] or order[:1]
+    outer = [f"i{d}" for d in range(len(shape)) if d not in (row, col)] + [f"{r}_o"]
+    order = tuple(outer) + (f"{c}_o", f"{r}_i", f"{c}_i")
+    prims: list[Primitive] = [Split(r, mr), Split(c, nr), Reorder(order)]
     if len(outer) > 1:
         prims.append(Fuse(tuple(outer)))
     if work >= H.PARALLEL_MIN_WORK:

@@ -314,6 +314,8 @@ CONVOLUTIONS = {
     "channels32-stride-dilation": ((1, 3, 11, 7), (32, 3, 3, 3), 2, 1, 2, 1),
     "channels48-kernel1x1": ((3, 7, 4, 6), (48, 7, 1, 1), 1, 0, 1, 1),
     "channels32-groups2": ((2, 4, 8, 8), (32, 2, 3, 3), 1, 1, 1, 2),
+    # more channels than one tile's columns: the panel covers them all (packed once, not per row)
+    "channels192-tiles": ((2, 3, 9, 10), (192, 3, 3, 3), 1, 1, 1, 1),
 }
 
 

@@ -270,6 +270,16 @@ def test_packing_schedules_agree(operands, name):
     np.testing.assert_allclose(got, (a.T * 0.5) @ b, rtol=2e-5, atol=2e-5)
 
 
+def test_local_arrays_past_a_stack_are_refused():
+    """A tile or panel bigger than a thread's stack would crash the process: refused, naming sizes."""
+    big = lt.asarray(np.ones((1100, 1100), np.float32))
+    with pytest.raises(ValueError, match="local arrays need .* bytes"):
+        run_with_schedule(_matmul_kernel(big.T @ big), [CacheWrite("i0")])   # a tile of 1100 x 1100 floats
+    with pytest.raises(ValueError, match="lt_pack"):   # all of `big`, twice, packed before the loops
+        run_with_schedule(_matmul_kernel(big.T @ big), [Split("i2", 16), Reorder(("i0", "i2_o", "i1", "i2_i")),
+                                                        CacheRead(0, None), CacheWrite("i2_i")])
+
+
 def test_packing_is_refused_where_it_does_not_fit(operands):
     a, b = operands
     out = _matmul_kernel(lt.asarray(a).T @ lt.asarray(b))
