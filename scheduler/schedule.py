@@ -77,9 +77,9 @@ class CacheWrite:
 class PartialSum:
     at: str                 # a loop of a sum that widens its terms (float32 summed in float64): the
                             # loop and those inside it add the terms in their own dtype (half: in
-                            # float), into a
-                            # partial that starts at 0 on each entry and is added, widened, into the
-                            # sum after it (float32 vectors over blocks, the blocks in float64)
+                            # float) into a partial that starts at 0 on each entry and is added,
+                            # widened, into the sum after it (float32 vectors over blocks, the
+                            # blocks in float64)
 
 
 Primitive = Union[Split, Reorder, Parallel, Vectorize, Unroll, Fuse, Bind, CacheRead, CacheWrite, PartialSum]
