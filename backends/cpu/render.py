@@ -24,7 +24,6 @@ LLVM_TYPE = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64"
 MEMORY_TYPE = {**LLVM_TYPE, "bool": "i8"}  # numpy stores bool in a byte
 
 _MATH_OPS = {Op.EXP: "exp", Op.LOG: "log", Op.SIN: "sin", Op.COS: "cos", Op.TANH: "tanh", Op.ERF: "erf", Op.POW: "pow"}
-_LIBM_INTRINSICS = {"pow"}  # intrinsics LLVM lowers to scalar library calls
 _INTRINSIC_SUFFIX = {"half": "f16", "float": "f32", "double": "f64", "i1": "i1", "i8": "i8", "i16": "i16",
                      "i32": "i32", "i64": "i64"}
 
@@ -255,8 +254,6 @@ class _Renderer:
         return self.op(f"call {ret} @{name}({', '.join(f'{t} {v}' for t, v in args)})")
 
     def intrinsic(self, base: str, t: str, args: list[str], extra: list[tuple[str, str]] = ()) -> str:
-        if base in _LIBM_INTRINSICS:
-            self.scalar_calls += 1
         return self.call(f"llvm.{base}.{_INTRINSIC_SUFFIX[t]}", t, [(t, a) for a in args] + list(extra))
 
 
@@ -347,12 +344,18 @@ def _in_float(r: _Renderer, t: str, args: list[str], compute: Callable[[str, lis
 
 
 def _math(op: Op) -> Render:
+    """mathlib's vector code for `op` where it has some for the type (half computes in float);
+    the C library's function where it has none (double erf, pow)."""
+    name = _MATH_OPS[op]
+
     def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
         def compute(t: str, args: list[str]) -> str:
-            r.math.add((_MATH_OPS[op], t))
-            if (_MATH_OPS[op], t) in mathlib.CALLS_LIBRARY:
+            if (name, t) not in mathlib.FUNCTIONS:
+                return _libm_call(r, name, t, args)
+            r.math.add((name, t))
+            if (name, t) in mathlib.CALLS_LIBRARY:
                 r.scalar_calls += 1
-            return r.call(mathlib.function_name(_MATH_OPS[op], t), t, [(t, a) for a in args], declare=False)
+            return r.call(mathlib.function_name(name, t), t, [(t, a) for a in args], declare=False)
         return _in_float(r, _ty(e), s, compute)
     return render
 
@@ -443,8 +446,8 @@ def _mod(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
 
 def _pow(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
     t = _ty(e)
-    if e.dtype.is_float:   # vector code for float (and half, in float); the C library's for double
-        return r.intrinsic("pow", t, s) if t == "double" else _math(Op.POW)(r, e, s, flags)
+    if e.dtype.is_float:
+        return _math(Op.POW)(r, e, s, flags)
     exponent = s[1]
     if e.dtype.is_unsigned:  # never negative: clear the top bit's meaning for the signed helper
         exponent = r.intrinsic("umin", t, [s[1], str((1 << (8 * e.dtype.itemsize - 1)) - 1)])
@@ -519,17 +522,12 @@ def _rounding(intrinsic_name: str) -> Render:
 def _libm(name: str) -> Render:
     """A C library function: `name` for double, `name`f for float; half computes in float.
     Scalar calls: a loop that uses one is not vectorized (issue 6 makes these vector code)."""
-    def render(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
-        def compute(t: str, args: list[str]) -> str:
-            r.scalar_calls += 1
-            return r.call(name + ("f" if t == "float" else ""), t, [(t, v) for v in args])
-        return _in_float(r, _ty(e), s, compute)
-    return render
+    return lambda r, e, s, flags: _in_float(r, _ty(e), s, lambda t, args: _libm_call(r, name, t, args))
 
 
-def _erf(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
-    """erf: vector code for float (and half, in float); the C library's for double."""
-    return (_libm("erf") if _ty(e) == "double" else _math(Op.ERF))(r, e, s, flags)
+def _libm_call(r: _Renderer, name: str, t: str, args: list[str]) -> str:
+    r.scalar_calls += 1
+    return r.call(name + ("f" if t == "float" else ""), t, [(t, v) for v in args])
 
 
 def _signbit(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
@@ -583,7 +581,7 @@ _ALU: dict[Op, Render] = {
     Op.NOT: _not,
     Op.ABS: _abs,
     Op.SQRT: lambda r, e, s, flags: r.intrinsic("sqrt", _ty(e), s),
-    **{op: _math(op) for op in _MATH_OPS if op not in (Op.ERF, Op.POW)},
+    **{op: _math(op) for op in _MATH_OPS if op is not Op.POW},   # (pow: integers too, below)
     Op.CAST: _cast,
     Op.WHERE: _where,
     Op.FLOOR: _rounding("floor"),
@@ -595,7 +593,6 @@ _ALU: dict[Op, Render] = {
     Op.HYPOT: _libm("hypot"),
     Op.COPYSIGN: lambda r, e, s, flags: r.intrinsic("copysign", _ty(e), s),
     Op.SIGNBIT: _signbit,
-    Op.ERF: _erf,
     Op.SHL: _shift,
     Op.SHR: _shift,
     Op.IDIV: _index_op("udiv"),
