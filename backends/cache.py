@@ -88,18 +88,19 @@ class KernelCache:
     def _read(self, key: str) -> Optional[bytes]:
         if self.directory is None:
             return None
+        path = self._path(key)
         try:
-            data = self._path(key).read_bytes()
-            os.utime(self._path(key))   # used now: the last to be evicted
+            data = path.read_bytes()
+            os.utime(path)   # used now: the last to be evicted
         except FileNotFoundError:
             return None
         except OSError as error:
-            warnings.warn(f"lazytensor: cannot read kernel cache entry {self._path(key)}: {error}; recompiling")
+            warnings.warn(f"lazytensor: cannot read kernel cache entry {path}: {error}; recompiling")
             return None
         payload = data[len(_MAGIC) + _DIGEST:]
         if (not data.startswith(_MAGIC)
                 or data[len(_MAGIC):len(_MAGIC) + _DIGEST] != hashlib.sha256(payload).digest()):
-            warnings.warn(f"lazytensor: kernel cache entry {self._path(key)} is corrupt; recompiling it")
+            warnings.warn(f"lazytensor: kernel cache entry {path} is corrupt; recompiling it")
             return None
         return payload
 
@@ -123,23 +124,15 @@ class KernelCache:
             return
         # the directory is counted once, then our writes added: a scan per write would make
         # filling a cache of n kernels cost n^2 (other processes' writes are seen at the next scan)
-        self.disk_bytes = (self._scan_bytes() if self.disk_bytes is None else self.disk_bytes) + len(data)
+        if self.disk_bytes is None:
+            self.disk_bytes = sum(size for _, size, _ in self._entries())
+        self.disk_bytes += len(data)
         if self.disk_bytes > self.max_bytes:
             self.disk_bytes = self._evict()
 
-    def _scan_bytes(self) -> int:
-        total = 0
-        for path in self.directory.glob("*.bin"):
-            try:
-                total += path.stat().st_size
-            except FileNotFoundError:
-                pass
-        return total
-
-    def _evict(self) -> int:
-        """Past the size cap: remove the least recently used entries down to 3/4 of it. (Another
-        process may remove the same files at the same time: a missing one is fine.) Returns the
-        size left."""
+    def _entries(self) -> list[tuple[float, int, Path]]:
+        """(last use, size, path) of every entry on disk. (Another process may remove one while
+        we look: a missing file is skipped.)"""
         entries = []
         for path in self.directory.glob("*.bin"):
             try:
@@ -147,6 +140,12 @@ class KernelCache:
             except FileNotFoundError:
                 continue
             entries.append((info.st_mtime, info.st_size, path))
+        return entries
+
+    def _evict(self) -> int:
+        """Past the size cap: remove the least recently used entries down to 3/4 of it (a file
+        another process removed first is fine). Returns the size left."""
+        entries = self._entries()
         total = sum(size for _, size, _ in entries)
         if total <= self.max_bytes:
             return total
