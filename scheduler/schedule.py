@@ -279,21 +279,20 @@ def _outer_reduction_axes(shape: tuple[int, ...], tileable: Tileable) -> list[in
     for axis, n in enumerate(shape):
         if axis in r.arg or n == 1:
             continue
-        packed = [_packable_once(shape, axis, r, st, load) for st, load in zip(strides, loads)]
+        packed = [_packable_once(shape, axis, r, st, load, loads) for st, load in zip(strides, loads)]
         if all(st[axis] in (0, 1) or p for st, p in zip(strides, packed)) and \
                 any(st[axis] == 1 or p for st, p in zip(strides, packed)):
             axes.append(axis)
     return axes
 
 
-def _packable_once(shape: tuple[int, ...], axis: int, r: Node, st: tuple[int, ...], load: Node) -> bool:
+def _packable_once(shape: tuple[int, ...], axis: int, r: Node, st: tuple[int, ...], load: Node,
+                   loads: list[Node]) -> bool:
     """Whether a load strided along output axis `axis` can be packed once per call into a layout
     where `axis` is contiguous: it varies along no other output axis (a convolution's weights,
     per output channel), it is the only read of its input, and all it reads fits in a panel."""
-    elements = shape[axis] * math.prod(r.src[0].shape[a] for a in r.arg)
-    # (x @ x.T reads its input twice: the rows' read would be packed too)
-    alone = sum(n.op is Op.LOAD and n.arg[0] == load.arg[0] for n in toposort([r])) == 1
-    return st[axis] not in (0, 1) and alone and elements * load.dtype.itemsize <= H.PACK_PANEL_BYTES and \
+    panel = shape[axis] * math.prod(r.src[0].shape[a] for a in r.arg) * load.dtype.itemsize
+    return st[axis] not in (0, 1) and _read_once(load, loads) and panel <= H.PACK_PANEL_BYTES and \
         all(st[d] == 0 for d, n in enumerate(shape) if d != axis and d not in r.arg and n > 1)
 
 
@@ -376,6 +375,12 @@ def _packed_tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: 
     return tuple(prims) + (CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), f"{c}_i"
 
 
+def _read_once(load: Node, loads: list[Node]) -> bool:
+    """Whether no other load of the kernel reads `load`'s input: CacheRead packs every read of an
+    input (A @ A would pack the rows' read too, all of A)."""
+    return sum(n.arg[0] == load.arg[0] for n in loads) == 1
+
+
 def _panel_to_pack(shape: tuple[int, ...], tileable: Tileable, row: int, col: int, mr: int, nr: int,
                    target: Target) -> int | None:
     """The input whose panel a register tile should read packed (BLAS style), or None. That is
@@ -391,8 +396,8 @@ def _panel_to_pack(shape: tuple[int, ...], tileable: Tileable, row: int, col: in
             shape[col] // nr < 2 * target.cores:
         return None
     for st, load in zip(strides, loads):
-        if sum(n.arg[0] == load.arg[0] for n in loads) > 1:
-            continue   # (A @ A: every read of the input would be packed, the rows' too)
+        if not _read_once(load, loads):
+            continue
         if st[col] == 1 and st[row] == 0 and any(abs(st[a]) * load.dtype.itemsize >= H.PACK_MIN_STRIDE_BYTES
                                                  for a in r.arg) and k * nr * load.dtype.itemsize <= H.PACK_PANEL_BYTES:
             return load.arg[0]
