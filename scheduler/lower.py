@@ -283,10 +283,7 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
     outer, tile = out[:at], out[at:]
     (r,) = reduces
     array = loop.LocalArray("lt_tile", r.dtype, math.prod(lp.extent for lp in tile))
-    position, stride = loop.const(0), 1
-    for lp in reversed(tile):
-        position = loop.add(position, loop.mul(Var(lp.name), loop.const(stride)))
-        stride *= lp.extent
+    position = _position(tile)
     shape = expr.shape
     out_idx = [values[f"i{d}"] for d in range(len(shape))]
     lowering = _ExprLowering(reduces)
@@ -333,16 +330,11 @@ def _pack(value: Expr, read: loop.Load, inside: list[_Loop], number: int) -> tup
     axes = [lp for lp in inside if lp.name in used]
     axes.sort(key=lambda lp: (lp.kind is LoopKind.VECTORIZED, -_stride(read.index, lp.name, axes)))
     array = loop.LocalArray(f"lt_pack{number}", read.dtype, math.prod(lp.extent for lp in axes))
-    position, size, valid = loop.const(0), 1, None
-    for lp in reversed(axes):
-        position = loop.add(position, loop.mul(Var(lp.name), loop.const(size)))
-        size *= lp.extent
+    position, valid = _position(axes), None
+    for lp in axes:
         if not (isinstance(lp.stop, Const) and lp.stop.value == lp.extent):   # a split's remainder
             valid = loop.logical_and(valid, loop.less(Var(lp.name), lp.stop))
-    element: Expr = read
-    if valid is not None:   # past the edge: read index 0 and keep zero (never used)
-        safe = Alu(Op.WHERE, (valid, read.index, loop.const(0)), loop.int64)
-        element = Alu(Op.WHERE, (valid, replace(read, index=safe), Const(0, read.dtype)), read.dtype)
+    element = _masked_load(read.buf, read.index, read.dtype, valid)   # (past the edge: never used)
     copy: tuple = (loop.LocalStore(array.name, position, element),)
     for lp in reversed(axes):
         vector = lp.kind is LoopKind.VECTORIZED and lp is axes[-1]
@@ -372,17 +364,30 @@ def _stage(value: Expr, load: loop.Load, inner: list[_Loop], threads: int,
         index = substitute(index, lp.name, part)
         if not (isinstance(lp.stop, Const) and lp.stop.value == lp.extent):   # a split's remainder
             valid = loop.logical_and(valid, loop.less(part, _substitute_all(lp.stop, axes, f, size)))
-    element: Expr = loop.Load(load.buf, index, load.dtype)
-    if valid is not None:   # outside the tensor: read index 0 and keep zero (never used)
-        safe = Alu(Op.WHERE, (valid, index, loop.const(0)), loop.int64)
-        element = Alu(Op.WHERE, (valid, loop.Load(load.buf, safe, load.dtype), Const(0, load.dtype)), load.dtype)
+    element = _masked_load(load.buf, index, load.dtype, valid)   # (outside the tensor: never used)
     store = loop.If(loop.less(f, loop.const(size)), (loop.LocalStore(array.name, f, element),))
     loads = [For(c, loop.const(0), loop.const(-(-size // threads)), (store,))]
-    position, inner_size = loop.const(0), size
-    for lp in axes:
-        inner_size //= lp.extent
-        position = loop.add(position, loop.mul(Var(lp.name), loop.const(inner_size)))
-    return _replace_load(value, load, loop.LocalLoad(array.name, position, load.dtype)), loads, array
+    return _replace_load(value, load, loop.LocalLoad(array.name, _position(axes), load.dtype)), loads, array
+
+
+def _position(loops: list[_Loop]) -> Expr:
+    """The row-major position of the loops' variables in an array of their extents (the last
+    loop innermost): the element a local array keeps for this iteration."""
+    position, stride = loop.const(0), 1
+    for lp in reversed(loops):
+        position = loop.add(position, loop.mul(Var(lp.name), loop.const(stride)))
+        stride *= lp.extent
+    return position
+
+
+def _masked_load(buf: int, index: Expr, dtype: DType, valid: Expr | None) -> Expr:
+    """Parameter `buf` at `index`; where `valid` is false, index 0 is read (always in bounds)
+    and the value replaced by zero."""
+    if valid is None:
+        return loop.Load(buf, index, dtype)
+    safe = Alu(Op.WHERE, (valid, index, loop.const(0)), loop.int64)
+    zero = Const(False if dtype.is_bool else 0, dtype)
+    return Alu(Op.WHERE, (valid, loop.Load(buf, safe, dtype), zero), dtype)
 
 
 def _substitute_all(expr: Expr, axes: list[_Loop], f: Expr, size: int) -> Expr:
@@ -524,13 +529,9 @@ class _ExprLowering:
             slot, view = node.arg
             self.loads[slot] = node.dtype
             index, valid = view.index(idx)
-            if valid is None:
-                return loop.Load(slot + 1, index, node.dtype)
-            self.masked.add(slot)
-            # read index 0 where invalid (always in bounds), then replace the value by zero
-            safe = Alu(Op.WHERE, (valid, index, loop.const(0)), loop.int64)
-            zero = Const(False if node.dtype.is_bool else 0, node.dtype)
-            return Alu(Op.WHERE, (valid, loop.Load(slot + 1, safe, node.dtype), zero), node.dtype)
+            if valid is not None:
+                self.masked.add(slot)
+            return _masked_load(slot + 1, index, node.dtype, valid)
         if node.op is Op.VALID:
             _, valid = node.arg.index(idx)
             return Const(True, node.dtype) if valid is None else valid
