@@ -79,4 +79,6 @@ class Stats:
     compile_seconds: float = 0.0
     transfers: int = 0          # copies between devices (Tensor.to)
     plan_cache_hits: int = 0    # realizes of a graph structure seen before (no passes ran)
+    jit_captures: int = 0       # lt.jit: calls that ran the function and recorded its kernels
+    jit_replays: int = 0        # lt.jit: calls that replayed recorded kernels (no Python body)
     extra: dict = field(default_factory=dict)

@@ -5,7 +5,10 @@
 1. A cached small op: realizing x * 2 + 1 on 1024 float32 (building the graph, finding its plan,
    allocating, launching), against numpy's and torch's eager op on the same data. The best of
    15 rounds of 1000 calls: the floor, which noise on a shared machine only raises.
-2. Cold start: `examples/train_digits.py --epochs 1` in a fresh process, with an empty kernel
+2. lt.jit replay: a jitted function that realizes a chain of 50 small steps (50 kernels of 1024
+   float32), replayed: time per kernel, running the kernels included (each takes well under a
+   microsecond), against the same function run eagerly.
+3. Cold start: `examples/train_digits.py --epochs 1` in a fresh process, with an empty kernel
    cache and then with the cache that run filled (wall time and kernels compiled).
 
 Writes the table to --out/bench_dispatch.md.
@@ -72,6 +75,20 @@ def main() -> None:
         t = torch.from_numpy(data)
         rows.append(("torch eager", floor_us(lambda: t * 2 + 1)))
     lines += [f"| {name} | {us:.1f} us | {us / ours:.2f}x |" for name, us in rows]
+    chain = 50
+
+    def steps(x: lt.Tensor) -> lt.Tensor:
+        for _ in range(chain):
+            x = (x * 1.0001 + 1.0).realize()
+        return x
+    jitted = lt.jit(steps)
+    launched = lt.stats()["kernels_launched"]
+    jitted(x)
+    assert lt.stats()["kernels_launched"] - launched == chain
+    replay, eager = floor_us(lambda: jitted(x), 100) / chain, floor_us(lambda: steps(x), 100) / chain
+    lines += ["", f"| a chain of {chain} kernels of 1024 float32 | time per kernel | vs eager |", "|---|---:|---:|",
+              f"| lt.jit replay | {replay:.2f} us | {eager / replay:.1f}x |",
+              f"| eager (graph, plan, launch) | {eager:.2f} us | 1.0x |"]
     with tempfile.TemporaryDirectory() as cache:
         cold, cold_compiled = cold_start(cache)
         warm, warm_compiled = cold_start(cache)

@@ -1,4 +1,5 @@
-"""A training step: one SGD step of a 784-512-10 MLP (relu, cross-entropy), batch 128, float32.
+"""A training step: one SGD step of a 784-512-10 MLP (relu, cross-entropy), batch 128, float32;
+lazytensor eager and with the step under lt.jit (captured once, then replayed).
 
     python benchmarks/bench_train.py [--repeat 10] [--turns 10] [--device cpu]
 
@@ -50,20 +51,22 @@ def numpy_step(weights: list[np.ndarray], x: np.ndarray, labels: np.ndarray) -> 
     return step
 
 
-def lazytensor_step(weights: list[np.ndarray], x: np.ndarray, labels: np.ndarray, device: str) -> Callable[[], float]:
+def lazytensor_step(weights: list[np.ndarray], x: np.ndarray, labels: np.ndarray, device: str,
+                    jit: bool = False) -> Callable[[], float]:
     net = lt.nn.Sequential(lt.nn.Linear(*SIZES[:2]), lt.nn.ReLU(), lt.nn.Linear(*SIZES[1:]))
     net.load_state_dict(dict(zip(["0.weight", "0.bias", "2.weight", "2.bias"], weights)))
     net.to(device)
     optimizer = lt.optim.SGD(net.parameters(), lr=LR)
     lx, ly = lt.asarray(x, device=device), lt.asarray(labels, device=device)
 
-    def step() -> float:
+    def step(x: lt.Tensor, y: lt.Tensor) -> lt.Tensor:
         optimizer.zero_grad()
-        loss = F.cross_entropy(net(lx), ly)
+        loss = F.cross_entropy(net(x), y)
         loss.backward()
         optimizer.step()
-        return loss.item()
-    return step
+        return loss
+    run = lt.jit(step) if jit else step
+    return lambda: run(lx, ly).item()
 
 
 def torch_step(weights: list[np.ndarray], x: np.ndarray, labels: np.ndarray) -> Callable[[], float]:
@@ -98,7 +101,8 @@ def main() -> None:
     labels = rng.integers(0, SIZES[2], BATCH)
 
     steps = {"numpy": numpy_step([w.copy() for w in weights], x, labels),
-             f"lazytensor ({args.device})": lazytensor_step(weights, x, labels, args.device)}
+             f"lazytensor ({args.device})": lazytensor_step(weights, x, labels, args.device),
+             f"lazytensor lt.jit ({args.device})": lazytensor_step(weights, x, labels, args.device, jit=True)}
     if torch is not None:
         torch.set_num_threads(len(os.sched_getaffinity(0)))
         steps["torch"] = torch_step(weights, x, labels)
@@ -108,10 +112,10 @@ def main() -> None:
     reference = times.get("torch", times["numpy"])
     print(f"one SGD step, MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32; median of {args.turns} "
           f"turns of {args.repeat} steps (the libraries take turns, each after a pause)\n")
-    print(f"| {'library':<22} | {'first loss':>10} | {'ms / step':>9} | {'x torch' if torch else 'x numpy':>8} |")
-    print(f"|{'-' * 24}|{'-' * 12}:|{'-' * 10}:|{'-' * 9}:|")
+    print(f"| {'library':<26} | {'first loss':>10} | {'ms / step':>9} | {'x torch' if torch else 'x numpy':>8} |")
+    print(f"|{'-' * 28}|{'-' * 12}:|{'-' * 10}:|{'-' * 9}:|")
     for name, seconds in times.items():
-        print(f"| {name:<22} | {first_losses[name]:>10.5f} | {seconds * 1e3:>9.2f} | {seconds / reference:>8.2f} |")
+        print(f"| {name:<26} | {first_losses[name]:>10.5f} | {seconds * 1e3:>9.2f} | {seconds / reference:>8.2f} |")
     if torch is None:
         print("\n(torch is not installed: ratios are to the numpy step)")
 

@@ -24,6 +24,7 @@ from .manipulation import __all__ as _manipulation
 from .ir.dtypes import (DType, bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
                         uint32, uint64)
 from .realize import realize
+from .jit import CaptureError, jit
 from .tensor import Tensor
 
 from . import linalg  # noqa: E402  (the Array API's linalg extension namespace)
@@ -41,7 +42,7 @@ __all__ = [
     "int64", "uint8", "uint16", "uint32", "uint64", "arange", "asarray",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye", "linspace", "from_dlpack",
-    "linalg", "nn", "optim", "save", "load", "e", "pi", "inf", "nan", "newaxis",
+    "linalg", "nn", "optim", "save", "load", "jit", "CaptureError", "e", "pi", "inf", "nan", "newaxis",
     "take", "take_along_axis", "nonzero",
     *_functions, *_manipulation, *_info, *_sorting,
 ]

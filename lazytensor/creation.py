@@ -7,6 +7,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from . import capture
 from .devices import canonical_device, runtime
 from .ir.dtypes import DType, bool_, default_float, default_int, float32, scalar_fits, to_dtype
 from .ir.graph import Node
@@ -215,6 +216,16 @@ def manual_seed(seed: int) -> None:
     _rng = np.random.default_rng(seed)
 
 
+def _random(draw: Callable, shape: tuple[int, ...], seed: Optional[int], dtype: DType, device: str) -> Tensor:
+    """Values drawn on the host by `seed`'s generator (the shared one without a seed; then a
+    function captured by lt.jit draws new ones at every call)."""
+    generator = np.random.default_rng(seed) if seed is not None else _rng
+    result = _from_numpy(draw(generator, shape), dtype, device)
+    if seed is None and capture.RECORDING is not None:
+        capture.fresh(result, lambda: _random(draw, shape, None, dtype, device))
+    return result
+
+
 @_grad_option
 def rand(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: Any = None) -> Tensor:
     """Uniform random values in [0, 1); `seed` makes them reproducible.
@@ -222,8 +233,7 @@ def rand(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: 
     >>> lt.rand(2, 3, seed=0).shape
     (2, 3)
     """
-    generator = np.random.default_rng(seed) if seed is not None else _rng
-    return _from_numpy(generator.random(_shape(shape)), to_dtype(dtype), canonical_device(device))
+    return _random(np.random.Generator.random, _shape(shape), seed, to_dtype(dtype), canonical_device(device))
 
 
 @_grad_option
@@ -233,8 +243,8 @@ def randn(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device:
     >>> lt.randn(2, 3, seed=0).shape
     (2, 3)
     """
-    generator = np.random.default_rng(seed) if seed is not None else _rng
-    return _from_numpy(generator.standard_normal(_shape(shape)), to_dtype(dtype), canonical_device(device))
+    return _random(np.random.Generator.standard_normal, _shape(shape), seed, to_dtype(dtype),
+                   canonical_device(device))
 
 
 @_grad_option

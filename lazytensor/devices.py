@@ -130,4 +130,6 @@ def stats() -> dict:
         "compile_seconds": STATS.compile_seconds,
         "transfers": STATS.transfers,
         "plan_cache_hits": STATS.plan_cache_hits,
+        "jit_captures": STATS.jit_captures,
+        "jit_replays": STATS.jit_replays,
     }

@@ -2,15 +2,20 @@
 lazily, realizes them together (one batch of fused kernels per device), and puts the values in
 place: the parameters stay the same leaf tensors and no graph grows from step to step.
 
-Numbers that change between steps (the learning rate, Adam's bias corrections) enter the
-kernels as 0-d tensors, not constants, so the kernels of step 2 are the compiled ones of step 1.
+Numbers that change between steps enter the kernels as 0-d tensors, not constants, so the
+kernels of step 2 are the compiled ones of step 1: the learning rate, and Adam's step count, from
+which the kernels compute its bias corrections (so a step captured by lt.jit stays right).
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Iterable, Optional
 
 from .autograd import no_grad, zero_grads
-from .creation import asarray, zeros_like
+from . import capture
+from .creation import asarray, zeros, zeros_like
+from .functions import expm1
+from .ir.dtypes import float32, float64
 from .realize import realize
 from .tensor import Tensor
 
@@ -56,8 +61,10 @@ class Optimizer:
             from .autograd import enable_grad
             with enable_grad():
                 loss = closure()
-        if len(self._scalars) > 64:   # (a schedule or bias correction changes them every step)
+        if len(self._scalars) > 64:   # (a learning rate schedule changes them every step)
             self._scalars.clear()
+        if capture.RECORDING is not None:   # a replay of lt.jit checks the settings it captured
+            capture.guard(self._settings)
         updates: list[tuple[Tensor, Tensor]] = []   # (where the value goes, the new value)
         for group in self.param_groups:
             for p in group["params"]:
@@ -69,6 +76,9 @@ class Optimizer:
             target._set_node(value.node)
         return loss
 
+    def _settings(self) -> tuple:
+        return tuple(tuple((k, v) for k, v in group.items() if k != "params") for group in self.param_groups)
+
     def _update(self, p: Tensor, g: Tensor, group: dict, state: dict) -> list[tuple[Tensor, Tensor]]:
         """(where each new value goes, the new value) for parameter `p` with gradient `g`
         (already negated for maximize)."""
@@ -79,6 +89,10 @@ class Optimizer:
         if key not in self._scalars:
             self._scalars[key] = asarray(value, dtype=like.dtype, device=like.device)
         return self._scalars[key]
+
+
+def _log(beta: float) -> float:
+    return math.log(beta) if beta > 0 else -math.inf
 
 
 def _check(name: str, value: float, low: float = 0.0) -> None:
@@ -148,18 +162,21 @@ class Adam(Optimizer):
         lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
         if decay and not self.decoupled:
             g = g + p * decay
-        state["step"] = state.get("step", 0) + 1
-        t = state["step"]
         if "exp_avg" not in state:
+            # the step count is a tensor (as in PyTorch): the bias corrections are computed by the
+            # kernels, so a step captured by lt.jit replays with the count it has then
+            state["step"] = zeros((), dtype=float64 if p.dtype == float64 else float32, device=p.device)
             state["exp_avg"], state["exp_avg_sq"] = zeros_like(p), zeros_like(p)
+        t = state["step"] + 1
         m = state["exp_avg"] * beta1 + g * (1 - beta1)
         v = state["exp_avg_sq"] * beta2 + g * g * (1 - beta2)
-        # p -= lr / (1 - beta1^t) * m / (sqrt(v / (1 - beta2^t)) + eps)
-        step_size = self._scalar(lr / (1 - beta1 ** t), p)
-        inverse_correction = self._scalar(1 / (1 - beta2 ** t), p)
+        # p -= lr / (1 - beta1^t) * m / (sqrt(v / (1 - beta2^t)) + eps), where 1 - beta^t is
+        # -expm1(t log beta): 1 - 0.999^t directly would lose digits to the rounding of 0.999
+        step_size = (self._scalar(lr, t) / -expm1(t * _log(beta1))).astype(p.dtype)
+        inverse_correction = (1 / -expm1(t * _log(beta2))).astype(p.dtype)
         base = p * self._scalar(1 - lr * decay, p) if decay and self.decoupled else p
         new_p = base - step_size * m / ((v * inverse_correction).sqrt() + eps)
-        return [(p, new_p), (state["exp_avg"], m), (state["exp_avg_sq"], v)]
+        return [(p, new_p), (state["exp_avg"], m), (state["exp_avg_sq"], v), (state["step"], t)]
 
 
 class AdamW(Adam):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 from .backends.protocol import Buffer
 from .backends.runtime import CompiledKernel, Runtime
@@ -29,6 +29,8 @@ class Step:
     inputs: tuple[int, ...]                            # only memory (a zero-size result)
     shape: tuple[int, ...]
     dtype: DType
+    # an opaque op's input shapes (it views its inputs by their shapes; a kernel reads addresses)
+    shapes: Optional[tuple[tuple[int, ...], ...]] = None
 
 
 @dataclass(frozen=True)
@@ -93,13 +95,17 @@ def build(specs: list, bases: list[Node], leaves: list[Node], compile_kernel) ->
                 add(Step(None, (), n.shape, n.dtype), n)
             inputs.append(slot[n])
         read.update(i for i in inputs if i < len(leaves))
-        run = (spec.root.op, spec.root.arg) if spec.root.op in OPAQUE else compile_kernel(spec)
-        add(Step(run, tuple(inputs), spec.root.shape, spec.root.dtype), spec.root)
+        if spec.root.op in OPAQUE:
+            step = Step((spec.root.op, spec.root.arg), tuple(inputs), spec.root.shape, spec.root.dtype,
+                        tuple(n.shape for n in spec.inputs))
+        else:
+            step = Step(compile_kernel(spec), tuple(inputs), spec.root.shape, spec.root.dtype)
+        add(step, spec.root)
     outputs = tuple(slot[b] if b in slot else add(Step(None, (), b.shape, b.dtype), b) for b in bases)
-    return Plan(len(leaves), tuple(steps), outputs, tuple(sorted(read)), _frees(len(leaves), steps, outputs))
+    return Plan(len(leaves), tuple(steps), outputs, tuple(sorted(read)), frees(len(leaves), steps, outputs))
 
 
-def _frees(n_leaves: int, steps: list[Step], outputs: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+def frees(n_leaves: int, steps: Sequence[Step], outputs: Iterable[int]) -> tuple[tuple[int, ...], ...]:
     """For each step, the intermediate slots it is the last to read (never an input or output)."""
     last: dict[int, int] = {}
     for j, step in enumerate(steps):
@@ -107,29 +113,39 @@ def _frees(n_leaves: int, steps: list[Step], outputs: tuple[int, ...]) -> tuple[
             if i >= n_leaves:
                 last[i] = j
     kept = set(outputs)
-    frees: list[list[int]] = [[] for _ in steps]
+    dropped: list[list[int]] = [[] for _ in steps]
     for i, j in last.items():
         if i not in kept:
-            frees[j].append(i)
-    return tuple(tuple(sorted(f)) for f in frees)
+            dropped[j].append(i)
+    return tuple(tuple(sorted(d)) for d in dropped)
 
 
-def run(rt: Runtime, plan: Plan, leaves: list[Node]) -> list[Buffer]:
-    """Run `plan` on the buffers of `leaves`; the buffers of its outputs."""
-    slots: list[Buffer] = [leaf.arg for leaf in leaves]
+def run(rt: Runtime, plan: Plan, buffers: list[Buffer]) -> list[Buffer]:
+    """Run `plan` on its input buffers (the structure's leaves, in order); its outputs."""
     here = rt.device.name
     for i in plan.read_leaves:
-        if slots[i].device != here:  # a kernel must never touch another device's memory (it would crash)
-            foreign = sorted({slots[i].device for i in plan.read_leaves} - {here})
+        if buffers[i].device != here:  # a kernel must never touch another device's memory (it would crash)
+            foreign = sorted({buffers[i].device for i in plan.read_leaves} - {here})
             raise ValueError(f"this computation on {here} reads tensors on {', '.join(foreign)}; "
                              "move them with .to(device) first")
-    for step, frees in zip(plan.steps, plan.frees):
-        out = rt.device.allocate(step.shape, step.dtype)
-        if isinstance(step.run, CompiledKernel):
-            rt.launch(step.run, [out] + [slots[i] for i in step.inputs])
-        elif step.run is not None:
-            rt.run_opaque(step.run[0], step.run[1], [slots[i] for i in step.inputs], out)
-        slots.append(out)
-        for i in frees:   # (queues run in order: a later step may write this memory safely)
-            slots[i] = None
+    slots: list[Optional[Buffer]] = list(buffers)
+    execute(rt, plan.steps, plan.frees, slots)
     return [slots[i] for i in plan.outputs]
+
+
+def execute(rt: Runtime, steps: Sequence[Step], frees: Sequence[tuple[int, ...]], slots: list) -> None:
+    """Run `steps` in order, each appending its output to `slots` (which hold the inputs first);
+    after step j the slots `frees[j]` are dropped, so their memory can serve a later step."""
+    allocate, launch = rt.device.allocate, rt.launch
+    for step, done in zip(steps, frees):
+        out = allocate(step.shape, step.dtype)
+        if step.shapes is None:
+            if step.run is not None:
+                launch(step.run, [out] + [slots[i] for i in step.inputs])
+        else:
+            inputs = [slots[i] if slots[i].shape == shape else slots[i].reshaped(shape)
+                      for i, shape in zip(step.inputs, step.shapes)]
+            rt.run_opaque(step.run[0], step.run[1], inputs, out)
+        slots.append(out)
+        for i in done:   # (queues run in order: a later step may write this memory safely)
+            slots[i] = None

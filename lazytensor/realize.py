@@ -12,7 +12,7 @@ import sys
 import weakref
 from typing import TYPE_CHECKING
 
-from . import plan
+from . import capture, plan
 from .backends.runtime import CompiledKernel, Runtime
 from .autograd import tracks
 from .devices import runtime
@@ -54,6 +54,13 @@ def realize_with_next(*tensors: "Tensor") -> None:
     _WITH_NEXT.update((id(t), t) for t in tensors)
 
 
+def realize_all(*tensors: "Tensor") -> None:
+    """Compute these tensors and every side result waiting for the next realize, on any device."""
+    riders = list(_WITH_NEXT.values())
+    _WITH_NEXT.clear()
+    realize(*tensors, *riders)
+
+
 def realize(*tensors: "Tensor") -> None:
     """Compute several tensors together, so work they share runs once.
 
@@ -80,7 +87,11 @@ def realize(*tensors: "Tensor") -> None:
             plan.remember(rt, key, found)
         else:
             rt.stats.plan_cache_hits += 1
-        for t, buffer in zip(pending, plan.run(rt, found, leaves)):
+        buffers = [leaf.arg for leaf in leaves]
+        outputs = plan.run(rt, found, buffers)
+        if capture.RECORDING is not None:
+            capture.RECORDING.ran(rt, found, buffers, outputs)
+        for t, buffer in zip(pending, outputs):
             value = Node(Op.BUFFER, t.node.dtype, t.node.shape, (), buffer.reshaped(t.node.shape))
             if tracks(t.node):
                 _REALIZED[t.node] = value

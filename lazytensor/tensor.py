@@ -11,7 +11,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from . import autograd
+from . import autograd, capture
 from .autograd import adopt
 from .devices import STATS, canonical_device, runtime
 from .ir.dtypes import (DType, bool_, float64, int64, result_type, scalar_fits, to_dtype, ufunc_result,
@@ -126,9 +126,13 @@ class Tensor:
         return self
 
     def _buffer(self):
-        """The memory holding this tensor's value, computed first where it is pending."""
+        """The memory holding this tensor's value (for reading it), computed first where it is
+        pending. (While lt.jit captures, refused for values that depend on the call.)"""
         realize(self)
-        return realized_value(self.node).arg
+        buffer = realized_value(self.node).arg
+        if capture.RECORDING is not None:
+            capture.reading(buffer)
+        return buffer
 
     def numpy(self) -> np.ndarray:
         """The values as a read-only numpy array (copy it with np.array(x) to write).

@@ -7,6 +7,7 @@ import math
 import weakref
 from typing import Any, Optional, Sequence, Union
 
+from .. import capture
 from ..creation import arange, rand
 from ..functions import erf, log1p
 from ..linalg import sum_of_products
@@ -352,7 +353,7 @@ def _check_indices(indices: Tensor, n: int, what: str, noun: str = "classes",
     from ..ir.ops import Op
     from ..realize import realized_value
     node = realized_value(indices.node)
-    if node.op is not Op.BUFFER:
+    if node.op is not Op.BUFFER or capture.RECORDING is not None:   # (lt.jit: new indices each call)
         return None
     if indices.size == 0:
         return False

@@ -1,10 +1,12 @@
 """Modules: parameters and sub-modules registered by attribute, as in PyTorch's torch.nn."""
 from __future__ import annotations
 
+import functools
 import math
 from collections import OrderedDict
 from typing import Any, Iterator, Optional, Sequence, Union
 
+from .. import capture
 from ..autograd import no_grad, zero_grads
 from ..creation import asarray, ones, rand, randn, zeros
 from ..tensor import Tensor
@@ -208,6 +210,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if capture.RECORDING is not None:   # a replay of lt.jit checks the mode it captured
+            capture.guard(functools.partial(getattr, self, "training"))
         return self.forward(*args, **kwargs)
 
     def extra_repr(self) -> str:
