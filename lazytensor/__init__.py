@@ -41,8 +41,8 @@ __all__ = [
     "DType", "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "uint16", "uint32", "uint64", "arange", "asarray",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
-    "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye", "linspace", "from_dlpack",
-    "linalg", "nn", "optim", "save", "load", "jit", "CaptureError", "e", "pi", "inf", "nan", "newaxis",
-    "take", "take_along_axis", "nonzero",
+    "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye",
+    "linspace", "from_dlpack", "linalg", "nn", "optim", "save", "load", "jit", "CaptureError",
+    "e", "pi", "inf", "nan", "newaxis", "take", "take_along_axis", "nonzero",
     *_functions, *_manipulation, *_info, *_sorting,
 ]

@@ -45,7 +45,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Hashable, Optional, Union
+from typing import Any, Callable, Hashable, Iterator, Optional, Union
 
 from . import autograd, capture, plan
 from .backends.protocol import Buffer
@@ -54,7 +54,7 @@ from .capture import CaptureError
 from .devices import STATS
 from .ir.graph import Node
 from .ir.ops import Op
-from .realize import realize, realize_all, realized_value
+from .realize import realize_all, realized_value
 from .tensor import Tensor
 
 MAX_CAPTURES = 32   # signatures kept per function; the least recently used is forgotten beyond it
@@ -150,7 +150,7 @@ def _flatten(value: Any, tensors: list[Tensor], path: str, hashable: bool) -> Ha
     return type(value), value
 
 
-def _unflatten(structure: Hashable, tensors: "iter[Tensor]") -> Any:
+def _unflatten(structure: Hashable, tensors: Iterator[Tensor]) -> Any:
     if structure == _TENSOR:
         return next(tensors)
     kind = structure[0]
@@ -215,12 +215,14 @@ class Recording:
         self.guards: list[tuple[Callable[[], Hashable], Hashable]] = []
         self.runs: list[tuple[Runtime, plan.Plan, list[Buffer], list[Buffer]]] = []
         self.randoms: list[tuple[Buffer, Callable[[], Tensor]]] = []
-        self.made: dict[int, weakref.ref] = {}                  # tensors made during the call, by id
-        self.seen: dict[int, tuple[Tensor, Optional[Node]]] = {}  # earlier tensors: their node when first read
-        self.changed: dict[int, Tensor] = {}                    # earlier tensors given a new node
-        self.grads_seen: dict[int, tuple[Tensor, Any]] = {}     # earlier tensors: their .grad when first read
+        self.made: dict[int, weakref.ref] = {}   # tensors made during the call, by id
+        # tensors made before the call, by id: what each held when first read (None: written first),
+        # which were given new values, and the same for their .grad
+        self.seen: dict[int, tuple[Tensor, Optional[Node]]] = {}
+        self.changed: dict[int, Tensor] = {}
+        self.grads_seen: dict[int, tuple[Tensor, Any]] = {}
         self.grads_changed: dict[int, Tensor] = {}
-        self.grad_of: dict[int, Tensor] = {}                    # id of a gradient -> whose .grad it was read as
+        self.grad_of: dict[int, Tensor] = {}     # id of a gradient -> whose .grad it was read as
         # buffers whose values depend on the call (the inputs, the state, random values and what
         # is computed from them), by id of the memory's owner (kept alive here)
         self.dynamic: dict[int, Buffer] = {}
@@ -257,7 +259,8 @@ class Recording:
         try:
             _NODE.__get__(t)
         except AttributeError:   # a tensor being made
-            self.made[i] = weakref.ref(t, lambda _, i=i: self.made.pop(i, None))
+            # (the callback holds the dictionary, not the recording and the buffers it keeps)
+            self.made[i] = weakref.ref(t, lambda _, i=i, made=self.made: made.pop(i, None))
             return
         self.seen.setdefault(i, (t, None))
         self.changed[i] = t
@@ -456,10 +459,12 @@ class Program:
         for where, (slot, shape, dtype, device) in self.writes:
             _put(_at(where, inputs), _buffer_node(slots[slot], shape, dtype))
         for where, new in self.grad_writes:
-            _at(where, inputs).grad = None if new is None else Tensor(_buffer_node(slots[new[0]], new[1], new[2]), new[3])
-        results = iter([Tensor(_buffer_node(slots[slot], shape, dtype), device)
-                        for slot, shape, dtype, device in self.results])
-        return _unflatten(self.structure, results)
+            _at(where, inputs).grad = None if new is None else _result(slots, *new)
+        return _unflatten(self.structure, iter([_result(slots, *result) for result in self.results]))
+
+
+def _result(slots: list, slot: int, shape: tuple[int, ...], dtype: Any, device: str) -> Tensor:
+    return Tensor(_buffer_node(slots[slot], shape, dtype), device)
 
 
 def _buffer_node(buffer: Buffer, shape: tuple[int, ...], dtype: Any) -> Node:
