@@ -55,6 +55,15 @@ def train(epochs: int = 15, batch_size: int = 64, lr: float = 1e-2, seed: int = 
     x_train, x_test, y_train, y_test = load_data(seed)
     model = DigitNet().to(device)
     optimizer = lt.optim.Adam(model.parameters(), lr=lr)
+
+    @lt.jit   # recorded on its first calls, then its kernels are replayed (no Python graph building)
+    def train_step(images: lt.Tensor, labels: lt.Tensor) -> lt.Tensor:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(images), labels)
+        loss.backward()
+        optimizer.step()
+        return loss
+
     start = time.perf_counter()
     for epoch in range(epochs):
         order = rng.permutation(len(x_train))
@@ -63,11 +72,7 @@ def train(epochs: int = 15, batch_size: int = 64, lr: float = 1e-2, seed: int = 
         progress = tqdm(batches, desc=f"epoch {epoch + 1:2d}/{epochs}", disable=quiet, leave=False)
         total = 0.0
         for step, batch in enumerate(progress, 1):
-            optimizer.zero_grad()
-            loss = F.cross_entropy(model(lt.asarray(x_train[batch], device=device)),
-                                   lt.asarray(y_train[batch], device=device))
-            loss.backward()
-            optimizer.step()
+            loss = train_step(lt.asarray(x_train[batch], device=device), lt.asarray(y_train[batch], device=device))
             total += loss.item()
             progress.set_postfix(loss=f"{total / step:.4f}")
         if not quiet:
