@@ -48,6 +48,7 @@ def fuse(outputs: list[Node], hoist_reductions: bool = False) -> list[KernelSpec
     order = toposort(outputs)
     position = {node: i for i, node in enumerate(order)}
     uses = consumers(order)
+    hoistable = _read_broadcast(order, uses) if hoist_reductions else set()
     roots = {node for node in outputs if node.op is not Op.BUFFER}
     # in the outputs' order, not the set's: a kernel built later sees the roots found before it
     # (and loads them instead of recomputing), so the order decides the kernels; a set of nodes
@@ -65,11 +66,30 @@ def fuse(outputs: list[Node], hoist_reductions: bool = False) -> list[KernelSpec
                     pending.append(source)
             specs[root] = KernelSpec(root, root, root.src)
             continue
-        builder = _KernelBuilder(root, roots, uses, hoist_reductions)
+        builder = _KernelBuilder(root, roots, uses, hoistable)
         specs[root] = builder.build()
         roots.update(builder.new_roots)
         pending.extend(builder.new_roots)
     return sorted(specs.values(), key=lambda spec: position[spec.root])
+
+
+def _read_broadcast(order: list[Node], uses: dict[Node, int]) -> set[Node]:
+    """The reductions a kernel may compute inside itself (hoist_reductions): those read once,
+    through an expand, maybe with elementwise ops between (a softmax's row max; its row sum,
+    cast back to float32; a layer norm's row mean)."""
+    found: set[Node] = set()
+    seen: set[Node] = set()
+    stack = [n.src[0] for n in order if n.op is Op.EXPAND]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if node.op in REDUCTION and uses[node] == 1:
+            found.add(node)
+        elif node.op in ELEMENTWISE:
+            stack.extend(node.src)
+    return found
 
 
 _VIEW_METHOD = {
@@ -91,7 +111,7 @@ class _KernelBuilder:
     root: Node
     roots: set[Node]
     uses: dict[Node, int]
-    hoist: bool = False
+    hoistable: set[Node] = field(default_factory=set)
     inputs: list[Node] = field(default_factory=list)
     new_roots: list[Node] = field(default_factory=list)
     memo: dict = field(default_factory=dict)
@@ -105,13 +125,14 @@ class _KernelBuilder:
     def _uses_inside(self) -> dict[Node, int]:
         """How many consumers each node has inside this kernel's region (the elementwise and
         movement nodes reachable from the root, not through a buffer, another root or a
-        reduction -- except, with hoist, a reduction that may be computed in the kernel: a
-        softmax's exp is read by its row sum and by the division, both here). A node all of whose
-        consumers are inside is not shared with other kernels. (Counting a reduction that is
-        realized after all only lets work be done in two kernels, never a wrong value.)"""
+        reduction -- except one this kernel may compute (`hoistable`): a softmax's exp is read by
+        its row sum and by the division, both here). A node all of whose consumers are inside is
+        not shared with other kernels. (Counting a reduction that is realized after all only lets
+        work be done in two kernels, never a wrong value; so only candidates count: counting a
+        gradient's matmul made a relu mask recompute the forward matmul beside its own kernel.)"""
         def inside(node: Node) -> bool:
             return node is self.root or not (node.op is Op.BUFFER or node in self.roots or node.op in OPAQUE
-                                              or (node.op in REDUCTION and not self.hoist))
+                                              or (node.op in REDUCTION and node not in self.hoistable))
         return consumers([n for n in toposort([self.root], expand=inside) if inside(n)])
 
     def load(self, node: Node, path: tuple[Node, ...]) -> Node:
@@ -185,7 +206,7 @@ class _KernelBuilder:
         row (with hoist_reductions): the path only broadcasts it along its reduced axes, the
         axes it keeps are the kernel's outer axes (some longer than 1), no reduction around here
         reduces them, and nothing else reads it."""
-        if not self.hoist or frame is None or shared or self.uses.get(reduce, 0) != 1 or \
+        if reduce not in self.hoistable or frame is None or shared or \
                 not path or any(p.op is not Op.EXPAND for p in path):
             return False
         space, rank = path[0].shape, len(reduce.shape)
