@@ -367,16 +367,16 @@ class Recording:
                   [realized_value(t.grad.node).arg for t in grads_changed if t.grad is not None])
         constants: list[Buffer] = []   # read, made neither before the call nor by its plans
         made: set[int] = set()
-        for _, _, buffers, results in self.runs:
+
+        def constant(buffers: list[Buffer]) -> None:
             for b in buffers:
                 if id(b.owner) not in slot_of and id(b.owner) not in made:
                     slot_of[id(b.owner)] = len(readers) + len(self.randoms) + len(constants)
                     constants.append(b.owner)
+        for _, _, buffers, results in self.runs:
+            constant(buffers)
             made.update(id(b.owner) for b in results)
-        for b in finals:
-            if id(b.owner) not in slot_of and id(b.owner) not in made:
-                slot_of[id(b.owner)] = len(readers) + len(self.randoms) + len(constants)
-                constants.append(b.owner)
+        constant(finals)
 
         n_leaves = len(readers) + len(self.randoms) + len(constants)
         steps: list[plan.Step] = []
