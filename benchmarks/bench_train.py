@@ -113,7 +113,7 @@ def main() -> None:
     print(f"one SGD step, MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32; median of {args.turns} "
           f"turns of {args.repeat} steps (the libraries take turns, each after a pause)\n")
     print(f"| {'library':<26} | {'first loss':>10} | {'ms / step':>9} | {'x torch' if torch else 'x numpy':>8} |")
-    print(f"|{'-' * 28}|{'-' * 12}:|{'-' * 10}:|{'-' * 9}:|")
+    print(f"|{'-' * 28}|{'-' * 11}:|{'-' * 10}:|{'-' * 9}:|")
     for name, seconds in times.items():
         print(f"| {name:<26} | {first_losses[name]:>10.5f} | {seconds * 1e3:>9.2f} | {seconds / reference:>8.2f} |")
     if torch is None:
