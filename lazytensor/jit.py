@@ -20,8 +20,8 @@ What a call depends on, and what is fixed when it is captured (as with jax.jit):
   and puts back what the function changes in them (in-place updates, `.grad`).
 - Everything else the Python body decides is fixed at capture: Python numbers and branches,
   numpy arrays made into tensors, loop counts. Random tensors (lt.rand, lt.randn, dropout) are
-  drawn anew at every call; module training flags and optimizer hyperparameters are checked at
-  every call (a change captures again).
+  drawn anew at every call; module training flags and optimizer settings are checked at every
+  call (a change captures again; a 0-d tensor learning rate is state instead).
 - Reading a value that depends on the inputs or state into Python (`.item()`, `.numpy()`,
   `if x > 0:`, nonzero or boolean-mask indexing, a copy to another device) raises CaptureError
   there: a replay would not run that Python again.
@@ -30,7 +30,8 @@ What a call depends on, and what is fixed when it is captured (as with jax.jit):
 
 How: a capture runs the function as usual while it records every plan realize runs (plan.py),
 with the buffers each read and wrote, and which tensors the function read and changed (Tensor's
-`node` and `grad` slots are watched, for the capturing thread, during the call). The plans merge
+`node` and `grad` slots are watched, for the capturing thread, during the call; state not yet
+computed is computed when first read, unrecorded, as a replay does). The plans merge
 into one program over numbered slots, whose intermediates are freed after their last reader.
 A replay fills the first slots from the arguments and the state, runs the program's steps and
 puts the results in place. A call that leaves behind tensors it made other than its results and
@@ -39,6 +40,7 @@ captured again, now that the state exists.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import threading
@@ -182,7 +184,7 @@ def _value(node: Node) -> Optional[Node]:
 
 class _Watched:
     """A slot of Tensor watched during a capture: the capturing thread's reads and writes are
-    reported to the recording (other threads only pass through)."""
+    reported to the recording, which gives the value read (other threads only pass through)."""
 
     def __init__(self, slot: Any, thread: int, read: Callable, write: Callable):
         self.slot, self.thread, self.read, self.write = slot, thread, read, write
@@ -192,7 +194,7 @@ class _Watched:
             return self
         value = self.slot.__get__(tensor, owner)
         if threading.get_ident() == self.thread:
-            self.read(tensor, value)
+            return self.read(tensor, value)
         return value
 
     def __set__(self, tensor: Any, value: Any) -> None:
@@ -242,15 +244,28 @@ class Recording:
         setattr(Tensor, "node", _NODE)
         setattr(Tensor, "grad", _GRAD)
 
+    @contextlib.contextmanager
+    def _paused(self):
+        self.__exit__()
+        try:
+            yield
+        finally:
+            self.__enter__()
+
     # -- what the watched slots and the hooks report --
 
-    def _node_read(self, t: Tensor, node: Node) -> None:
+    def _node_read(self, t: Tensor, node: Node) -> Node:
         i = id(t)
-        if i not in self.made and i not in self.seen:
-            self.seen[i] = (t, node)
-            value = _value(node)
-            if value is not None:
-                self.dynamic[id(value.arg.owner)] = value.arg.owner
+        if i in self.made or i in self.seen:
+            return node
+        if _value(node) is None:   # state not computed yet: computed now, unrecorded (a replay does it too)
+            with self._paused():
+                t.realize()
+            node = _NODE.__get__(t)
+        self.seen[i] = (t, node)
+        value = _value(node)
+        self.dynamic[id(value.arg.owner)] = value.arg.owner
+        return node
 
     def _node_written(self, t: Tensor) -> None:
         i = id(t)
@@ -265,12 +280,13 @@ class Recording:
         self.seen.setdefault(i, (t, None))
         self.changed[i] = t
 
-    def _grad_read(self, t: Tensor, grad: Optional[Tensor]) -> None:
+    def _grad_read(self, t: Tensor, grad: Optional[Tensor]) -> Optional[Tensor]:
         i = id(t)
         if i not in self.made and i not in self.grads_seen:
             self.grads_seen[i] = (t, grad)
             if grad is not None:
                 self.grad_of[id(grad)] = t
+        return grad
 
     def _grad_written(self, t: Tensor) -> None:
         i = id(t)
@@ -345,14 +361,9 @@ class Recording:
         inputs, the state, new random values, then the constants), then each step's output."""
         slot_of: dict[int, int] = {}   # id of a buffer's owner -> its slot
         readers: list[tuple[Where, bool, tuple]] = []   # (whose value, its .grad?, layout it must have)
-        lazy: list[tuple[Where, Node]] = []   # state read before it was computed: must hold that node
 
         def read(where: Where, grad: bool, t: Tensor, node: Node) -> None:
-            value = _value(node)
-            if value is None:
-                lazy.append((where, node))
-                return
-            slot_of.setdefault(id(value.arg.owner), len(readers))
+            slot_of.setdefault(id(_value(node).arg.owner), len(readers))
             readers.append((where, grad, (node.shape, node.dtype, t.device, t.requires_grad)))
 
         for i, (t, node) in enumerate(zip(self.inputs, self.input_nodes)):
@@ -402,7 +413,7 @@ class Recording:
         frees = plan.frees(n_leaves, steps, kept)
         bounds = [first for _, first in segments] + [len(steps)]
         return Program(
-            guards=self.guards, readers=readers, lazy=lazy,
+            guards=self.guards, readers=readers,
             grad_guards=[(self._where(t), g is None) for t, g in self.grads_seen.values() if g is not _UNREAD],
             randoms=[make for _, make in self.randoms], constants=constants,
             segments=[(rt, steps[a:b], frees[a:b]) for (rt, _), a, b in zip(segments, bounds, bounds[1:])],
@@ -418,7 +429,6 @@ class Program:
     """A captured call: what a replay checks, reads, runs and puts back."""
     guards: list[tuple[Callable[[], Hashable], Hashable]]
     readers: list[tuple[Where, bool, tuple]]
-    lazy: list[tuple[Where, Node]]
     grad_guards: list[tuple[Where, bool]]
     randoms: list[Callable[[], Tensor]]
     constants: list[Buffer]
@@ -434,9 +444,6 @@ class Program:
                 return STALE
         for where, was_none in self.grad_guards:
             if (_at(where, inputs).grad is None) != was_none:
-                return STALE
-        for where, node in self.lazy:
-            if _at(where, inputs).node is not node:
                 return STALE
         slots: list[Any] = []
         for where, grad, layout in self.readers:

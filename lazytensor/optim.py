@@ -9,7 +9,7 @@ which the kernels compute its bias corrections (so a step captured by lt.jit sta
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Union
 
 from .autograd import no_grad, zero_grads
 from . import capture
@@ -77,18 +77,27 @@ class Optimizer:
         return loss
 
     def _settings(self) -> tuple:
-        return tuple(tuple((k, v) for k, v in group.items() if k != "params") for group in self.param_groups)
+        """The numbers a step's kernels were built with (a tensor setting is an input: by identity)."""
+        return tuple(tuple((k, ("tensor", id(v)) if isinstance(v, Tensor) else v) for k, v in group.items()
+                           if k != "params") for group in self.param_groups)
 
     def _update(self, p: Tensor, g: Tensor, group: dict, state: dict) -> list[tuple[Tensor, Tensor]]:
         """(where each new value goes, the new value) for parameter `p` with gradient `g`
         (already negated for maximize)."""
         raise NotImplementedError
 
-    def _scalar(self, value: float, like: Tensor) -> Tensor:
+    def _scalar(self, value: Union[float, Tensor], like: Tensor) -> Tensor:
+        """A 0-d tensor of `value` (a setting such as lr: a number, or a 0-d tensor the caller
+        may change in place) in `like`'s dtype, on its device."""
+        if isinstance(value, Tensor):
+            return value if value.dtype == like.dtype else value.astype(like.dtype)
         key = (value, like.dtype, like.device)
-        if key not in self._scalars:
-            self._scalars[key] = asarray(value, dtype=like.dtype, device=like.device)
-        return self._scalars[key]
+        if key in self._scalars:
+            return self._scalars[key]
+        scalar = asarray(value, dtype=like.dtype, device=like.device)
+        if capture.RECORDING is None:   # (kept by lt.jit, a tensor made during its capture would
+            self._scalars[key] = scalar  # be state it cannot replay; the settings' guard covers it)
+        return scalar
 
 
 def _log(beta: float) -> float:

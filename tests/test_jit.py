@@ -512,6 +512,29 @@ def test_switching_to_eval_or_changing_the_learning_rate_captures_again():
     assert not np.array_equal(model[0].weight.numpy(), weight)
 
 
+@pytest.mark.parametrize("as_tensor", [False, True], ids=["float-lr", "tensor-lr"])
+def test_a_learning_rate_schedule_is_followed(as_tensor):
+    """A float learning rate changed every step captures every step (right, not faster); a 0-d
+    tensor learning rate changed in place is an input the replays read."""
+    eager_model, jit_model = _mlp(0), _mlp(0)
+    lrs = [lt.asarray(0.1, dtype=lt.float32) for _ in range(2)] if as_tensor else [0.1, 0.1]
+    eager_opt = lt.optim.SGD(eager_model.parameters(), lr=lrs[0], momentum=0.9)
+    jit_opt = lt.optim.SGD(jit_model.parameters(), lr=lrs[1], momentum=0.9)
+    eager, jitted = _step(eager_model, eager_opt), lt.jit(_step(jit_model, jit_opt))
+    before = counts()
+    for i, (x, y) in enumerate(_batches(6)):
+        for opt in (eager_opt, jit_opt):
+            if as_tensor:
+                opt.param_groups[0]["lr"] *= 0.5     # in place: the same tensor
+            else:
+                opt.param_groups[0]["lr"] = 0.1 * 0.5 ** i
+        assert eager(x, y).item() == jitted(x, y).item()
+    captures, replays = counts()[0] - before[0], counts()[1] - before[1]
+    assert (captures, replays) == ((2, 4) if as_tensor else (6, 0))
+    for a, b in zip(eager_model.parameters(), jit_model.parameters()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
 def test_gradients_accumulate_across_replays_like_eager(rng):
     """Without zero_grad, backward adds to .grad: each replay reads the gradient that is there."""
     w_eager = lt.asarray(rng.standard_normal(4), requires_grad=True)
