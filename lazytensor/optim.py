@@ -119,8 +119,8 @@ class SGD(Optimizer):
     [0.0, 0.0]
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False, maximize: bool = False):
+    def __init__(self, params: Iterable[Any], lr: Union[float, Tensor] = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, maximize: bool = False):
         for name, value in (("lr", lr), ("momentum", momentum), ("weight_decay", weight_decay)):
             _check(name, value)
         if nesterov and (momentum <= 0 or dampening != 0):
@@ -156,8 +156,9 @@ class Adam(Optimizer):
 
     decoupled = False
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, maximize: bool = False):
+    def __init__(self, params: Iterable[Any], lr: Union[float, Tensor] = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0,
+                 maximize: bool = False):
         _check("lr", lr)
         _check("eps", eps)
         _check("weight_decay", weight_decay)
@@ -201,8 +202,9 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 1e-2, maximize: bool = False):
+    def __init__(self, params: Iterable[Any], lr: Union[float, Tensor] = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2,
+                 maximize: bool = False):
         super().__init__(params, lr, betas, eps, weight_decay, maximize)
 
 

@@ -181,6 +181,28 @@ def test_steps_match_torch(config, dtype):
             assert_close(p.numpy(), w.detach().numpy(), dtype, f"parameter {i} after step {t}")
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+def test_a_tensor_learning_rate_steps_like_the_number(config, dtype):
+    """lr as a 0-d tensor, halved in place after step 2, steps as the number halved there does
+    (and stays the same tensor)."""
+    name, options = config
+    problem = Problem(dtype)
+    by_number, by_tensor = problem.lt_params(), problem.lt_params()
+    lr = lt.asarray(options["lr"], dtype=dtype)
+    numbered = getattr(lt.optim, name)(by_number, **options)
+    tensored = getattr(lt.optim, name)(by_tensor, **{**options, "lr": lr})
+    for t in range(1, 5):
+        if t == 3:
+            numbered.param_groups[0]["lr"] *= 0.5
+            lr *= 0.5
+        lt_step(problem, by_number, numbered)
+        lt_step(problem, by_tensor, tensored)
+        for i, (a, b) in enumerate(zip(by_tensor, by_number)):
+            assert_close(a.numpy(), b.numpy(), dtype, f"parameter {i} after step {t}")
+    assert tensored.param_groups[0]["lr"] is lr
+
+
 # ---- what a step leaves behind --------------------------------------------------------------------
 
 STATEFUL = [("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
