@@ -3,8 +3,9 @@
     python benchmarks/bench_dispatch.py [--out benchmarks/results]
 
 1. A cached small op: realizing x * 2 + 1 on 1024 float32 (building the graph, finding its plan,
-   allocating, launching), against numpy's and torch's eager op on the same data. The best of
-   15 rounds of 1000 calls: the floor, which noise on a shared machine only raises.
+   allocating, launching), the same under lt.jit (replayed), against numpy's and torch's eager
+   op on the same data. The best of 15 rounds of 1000 calls: the floor, which noise on a shared
+   machine only raises.
 2. lt.jit replay: a jitted function that realizes a chain of 50 small steps (50 kernels of 1024
    float32), replayed: time per kernel, running the kernels included (each takes well under a
    microsecond), against the same function run eagerly.
@@ -70,7 +71,9 @@ def main() -> None:
     x = lt.asarray(data)
     lines = ["| cached small op 1024: x * 2 + 1 | time per call | vs lazytensor |", "|---|---:|---:|"]
     ours = floor_us(lambda: (x * 2 + 1).realize())
-    rows = [("lazytensor realize", ours), ("numpy", floor_us(lambda: data * 2 + 1))]
+    small = lt.jit(lambda t: t * 2 + 1)
+    rows = [("lazytensor realize", ours), ("lazytensor lt.jit replay", floor_us(lambda: small(x))),
+            ("numpy", floor_us(lambda: data * 2 + 1))]
     if torch is not None:
         t = torch.from_numpy(data)
         rows.append(("torch eager", floor_us(lambda: t * 2 + 1)))
