@@ -166,8 +166,11 @@ def _unflatten(structure: Hashable, tensors: Iterator[Tensor]) -> Any:
 def _signature(args: tuple, kwargs: dict) -> tuple[tuple, list[Tensor]]:
     """What selects a capture: the arguments' structure and fixed values, each tensor's layout,
     which tensors are the same object, and the grad mode; and the argument tensors."""
-    tensors: list[Tensor] = []
-    structure = (_flatten(args, tensors, "argument", True), _flatten(kwargs, tensors, "argument", True))
+    if not kwargs and all(isinstance(a, Tensor) for a in args):   # (the common case, cheaply)
+        tensors, structure = list(args), len(args)
+    else:
+        tensors = []
+        structure = (_flatten(args, tensors, "argument", True), _flatten(kwargs, tensors, "argument", True))
     layouts = tuple([(t.node.shape, t.node.dtype, t.device, t.requires_grad) for t in tensors])
     ids = [id(t) for t in tensors]
     same = tuple(ids.index(i) for i in ids) if len(set(ids)) < len(ids) else None
