@@ -29,11 +29,13 @@ def current() -> Optional[Any]:
     return recording if recording is not None and recording.thread == threading.get_ident() else None
 
 
-def guard(read: Callable[[], Hashable]) -> None:
+def guard(owner: Any, read: Callable[[], Hashable]) -> None:
     """While capturing: the captured kernels are valid only while `read()` gives what it gives
-    now; a replay that finds another value captures the function again."""
+    now; a replay that finds another value captures the function again. (One guard per owner,
+    a module or an optimizer, however often the function calls it.)"""
     recording = current()
-    if recording is not None:
+    if recording is not None and id(owner) not in recording.guarded:
+        recording.guarded[id(owner)] = owner
         recording.guards.append((read, read()))
 
 

@@ -218,6 +218,7 @@ class Recording:
         self.thread = threading.get_ident()
         self.inputs, self.name = inputs, name
         self.guards: list[tuple[Callable[[], Hashable], Hashable]] = []
+        self.guarded: dict[int, Any] = {}   # whose guards these are, by id (kept alive)
         self.runs: list[tuple[Runtime, plan.Plan, list[Buffer], list[Buffer]]] = []
         self.randoms: list[tuple[Buffer, Callable[[], Tensor]]] = []
         self.made: dict[int, weakref.ref] = {}   # tensors made during the call, by id

@@ -535,6 +535,22 @@ def test_a_learning_rate_schedule_is_followed(as_tensor):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+def test_a_module_called_often_is_checked_once_per_replay():
+    layer = nn.Linear(4, 4)
+    model = nn.Sequential(layer, nn.Tanh())
+
+    @lt.jit
+    def f(x):
+        with lt.no_grad():
+            for _ in range(3):
+                x = model(x)
+        return x
+
+    f(lt.ones((2, 4)))
+    (program,) = f.captures.values()
+    assert len(program.guards) == 3   # the Sequential, the Linear, the Tanh: once each
+
+
 def test_gradients_accumulate_across_replays_like_eager(rng):
     """Without zero_grad, backward adds to .grad: each replay reads the gradient that is there."""
     w_eager = lt.asarray(rng.standard_normal(4), requires_grad=True)

@@ -211,7 +211,7 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if capture.RECORDING is not None:   # a replay of lt.jit checks the mode it captured
-            capture.guard(functools.partial(getattr, self, "training"))
+            capture.guard(self, functools.partial(getattr, self, "training"))
         return self.forward(*args, **kwargs)
 
     def extra_repr(self) -> str:
