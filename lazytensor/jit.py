@@ -479,7 +479,9 @@ def _result(slots: list, slot: int, shape: tuple[int, ...], dtype: Any, device: 
 
 
 def _buffer_node(buffer: Buffer, shape: tuple[int, ...], dtype: Any) -> Node:
-    return Node(Op.BUFFER, dtype, shape, (), buffer if buffer.shape == shape else buffer.reshaped(shape))
+    # (a new alias of the memory, as realize makes: a node of the buffer itself could be one some
+    # tensor holds already, a parameter's leaf node when the function returns its input)
+    return Node(Op.BUFFER, dtype, shape, (), buffer.reshaped(shape))
 
 
 def _put(t: Tensor, node: Node) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import lazytensor as lt
+from lazytensor.autograd import is_leaf_node
 from lazytensor.devices import runtime
 
 nn, F = lt.nn, lt.nn.functional
@@ -341,6 +342,19 @@ def test_results_are_new_memory_at_each_call(rng):
     np.testing.assert_allclose(second[0].numpy(), b * 2)
     np.testing.assert_allclose(third[0].numpy(), (a + b) * 2)
     np.testing.assert_allclose(second[1].numpy(), b)   # an input returned as it is
+
+
+def test_a_parameter_returned_as_it_is_stays_the_parameters_own():
+    """A replay's result is a new tensor over the value, never the leaf node of the parameter
+    it was (which would make the result look like that parameter to autograd)."""
+    w = lt.ones(3, requires_grad=True)
+    f = lt.jit(lambda x: x)
+    results = [f(w) for _ in range(3)]
+    assert results[0] is w   # (the call that captures runs the function: it returns its input)
+    for out in results[1:]:
+        assert out.node is not w.node and not out.requires_grad
+        np.testing.assert_array_equal(out.numpy(), [1.0, 1.0, 1.0])
+    assert is_leaf_node(w)
 
 
 def test_in_place_updates_of_inputs_are_replayed(rng):
