@@ -452,10 +452,10 @@ def _step(model, optimizer):
     return step
 
 
-def _batches(n: int, seed: int = 1):
+def _batches(n: int, seed: int = 1, device: str = "cpu"):
     rng = np.random.default_rng(seed)
-    return [(lt.asarray(rng.standard_normal((16, 20)).astype(np.float32)), lt.asarray(rng.integers(0, 5, 16)))
-            for _ in range(n)]
+    return [(lt.asarray(rng.standard_normal((16, 20)).astype(np.float32), device=device),
+             lt.asarray(rng.integers(0, 5, 16), device=device)) for _ in range(n)]
 
 
 @pytest.mark.parametrize("make_optimizer", [
@@ -464,14 +464,14 @@ def _batches(n: int, seed: int = 1):
     lambda p: lt.optim.Adam(p, lr=0.01),
     lambda p: lt.optim.AdamW(p, lr=0.01),
 ], ids=["sgd", "sgd-momentum", "adam", "adamw"])
-def test_a_jitted_training_step_matches_the_eager_one(make_optimizer):
+def test_a_jitted_training_step_matches_the_eager_one(make_optimizer, device):
     """Parameters, optimizer state (momentum created by the first step; Adam's step count) and
     losses agree bit for bit with eager steps on the same batches."""
-    eager_model, jit_model = _mlp(0), _mlp(0)
+    eager_model, jit_model = _mlp(0).to(device), _mlp(0).to(device)
     eager = _step(eager_model, make_optimizer(eager_model.parameters()))
     jitted = lt.jit(_step(jit_model, make_optimizer(jit_model.parameters())))
     before = counts()
-    for x, y in _batches(6):
+    for x, y in _batches(6, device=device):
         assert eager(x, y).item() == jitted(x, y).item()
     assert counts()[1] - before[1] >= 3   # replayed
     for a, b in zip(eager_model.parameters(), jit_model.parameters()):
