@@ -17,7 +17,9 @@ What a call depends on, and what is fixed when it is captured (as with jax.jit):
   are kept per function.
 - Tensors that exist before the call and that the function reads or changes (parameters,
   optimizer state, running statistics) are its state: a replay reads their values at that time
-  and puts back what the function changes in them (in-place updates, `.grad`).
+  and puts back what the function changes in them (in-place updates, `.grad`). State is these
+  tensor objects: change them in place (`w += d`, `load_state_dict`, an optimizer step); a new
+  object put where the function finds one (`model.w = other`) is not seen until a recapture.
 - Everything else the Python body decides is fixed at capture: Python numbers and branches,
   numpy arrays made into tensors, loop counts. Random tensors (lt.rand, lt.randn, dropout) are
   drawn anew at every call; module training flags and optimizer settings are checked at every

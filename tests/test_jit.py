@@ -13,6 +13,7 @@ import pytest
 import lazytensor as lt
 from lazytensor.autograd import is_leaf_node
 from lazytensor.devices import runtime
+from conftest import DTYPES, assert_close
 
 nn, F = lt.nn, lt.nn.functional
 
@@ -55,18 +56,18 @@ def test_replays_compute_each_calls_inputs(rng, device, shape):
         assert first.device == device
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 def test_every_dtype_replays(rng, dtype):
     @lt.jit
     def f(x, y):
-        return (x & y) if dtype == "bool" else (x * y + x), lt.max(x, axis=0)
+        return (x & y) if dtype == lt.bool_ else (x * y + x), lt.max(x, axis=0)
 
     for _ in range(3):
-        x = rng.integers(0, 9, (5, 6)).astype(dtype)
-        y = rng.integers(0, 9, (5, 6)).astype(dtype)
+        x = rng.integers(0, 9, (5, 6)).astype(dtype.np)
+        y = rng.integers(0, 9, (5, 6)).astype(dtype.np)
         a, b = f(lt.asarray(x), lt.asarray(y))
-        np.testing.assert_array_equal(a.numpy(), (x & y) if dtype == "bool" else (x * y + x))
-        np.testing.assert_array_equal(b.numpy(), x.max(axis=0))
+        assert_close(a.numpy(), (x & y) if dtype == lt.bool_ else (x * y + x))
+        assert_close(b.numpy(), x.max(axis=0))
 
 
 def test_strided_and_lazy_inputs_are_computed_first(rng):
