@@ -29,13 +29,13 @@ def current() -> Optional[Any]:
     return recording if recording is not None and recording.thread == threading.get_ident() else None
 
 
-def guard(owner: Any, read: Callable[[], Hashable]) -> None:
+def guard(key: Hashable, read: Callable[[], Hashable]) -> None:
     """While capturing: the captured kernels are valid only while `read()` gives what it gives
-    now; a replay that finds another value captures the function again. (One guard per owner,
-    a module or an optimizer, however often the function calls it.)"""
+    now; a replay that finds another value captures the function again. One guard per `key`
+    (what it checks, such as a module's training flag), however often the function asks."""
     recording = current()
-    if recording is not None and id(owner) not in recording.guarded:
-        recording.guarded[id(owner)] = owner
+    if recording is not None and key not in recording.guarded:
+        recording.guarded.add(key)
         recording.guards.append((read, read()))
 
 

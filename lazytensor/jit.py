@@ -18,8 +18,9 @@ What a call depends on, and what is fixed when it is captured (as with jax.jit):
 - Tensors that exist before the call and that the function reads or changes (parameters,
   optimizer state, running statistics) are its state: a replay reads their values at that time
   and puts back what the function changes in them (in-place updates, `.grad`). State is these
-  tensor objects: change them in place (`w += d`, `load_state_dict`, an optimizer step); a new
-  object put where the function finds one (`model.w = other`) is not seen until a recapture.
+  tensor objects: change them in place (`w += d`, `load_state_dict`, an optimizer step). A
+  module the function calls is checked to hold the same parameters, buffers and sub-modules
+  (`model.fc = other` captures again); a new tensor put anywhere else is not seen.
 - Everything else the Python body decides is fixed at capture: Python numbers and branches,
   numpy arrays made into tensors, loop counts. Random tensors (lt.rand, lt.randn, dropout) are
   drawn anew at every call; module training flags and optimizer settings are checked at every
@@ -220,7 +221,7 @@ class Recording:
         self.thread = threading.get_ident()
         self.inputs, self.name = inputs, name
         self.guards: list[tuple[Callable[[], Hashable], Hashable]] = []
-        self.guarded: dict[int, Any] = {}   # whose guards these are, by id (kept alive)
+        self.guarded: set[Hashable] = set()   # the guards' keys (their reads keep what they check alive)
         self.runs: list[tuple[Runtime, plan.Plan, list[Buffer], list[Buffer]]] = []
         self.randoms: list[tuple[Buffer, Callable[[], Tensor]]] = []
         self.made: dict[int, weakref.ref] = {}   # tensors made during the call, by id

@@ -64,7 +64,7 @@ class Optimizer:
         if len(self._scalars) > 64:   # (a learning rate schedule changes them every step)
             self._scalars.clear()
         if capture.RECORDING is not None:   # a replay of lt.jit checks the settings it captured
-            capture.guard(self, self._settings)
+            capture.guard(("settings", id(self)), self._settings)
         updates: list[tuple[Tensor, Tensor]] = []   # (where the value goes, the new value)
         for group in self.param_groups:
             for p in group["params"]:

@@ -550,6 +550,23 @@ def test_a_learning_rate_schedule_is_followed(as_tensor):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+def test_a_parameter_or_layer_put_in_a_module_captures_again(rng):
+    """State is the tensor objects the capture read; a called module is checked to hold the same
+    parameters and sub-modules, so a new one put in is seen."""
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh())
+    predict = lt.jit(lambda x: model(x))
+    x = lt.asarray(rng.standard_normal((2, 3)).astype(np.float32))
+    with lt.no_grad():
+        for change in [None, "weight", "layer"]:
+            if change == "weight":
+                model[0].weight = nn.Parameter(lt.asarray(rng.standard_normal((4, 3)).astype(np.float32)))
+            elif change == "layer":
+                setattr(model, "1", nn.Sigmoid())   # (Sequential names its layers by position)
+            for _ in range(2):
+                np.testing.assert_allclose(predict(x).numpy(), model.forward(x).numpy(), rtol=1e-6)
+    assert lt.stats()["jit_replays"] > 0
+
+
 def test_a_module_called_often_is_checked_once_per_replay():
     layer = nn.Linear(4, 4)
     model = nn.Sequential(layer, nn.Tanh())

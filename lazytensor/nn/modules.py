@@ -33,6 +33,27 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+class _Same:
+    """Objects compared by identity (tensors compare elementwise), for a guard of lt.jit."""
+    __slots__ = ("objects",)
+
+    def __init__(self, objects: tuple) -> None:
+        self.objects = objects
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and len(self.objects) == len(other.objects) and \
+            all(a is b for a, b in zip(self.objects, other.objects))
+
+    __hash__ = None
+
+
+def _captured_as(module: "Module") -> tuple:
+    """What lt.jit's replay checks of a module the function called: its mode, and that it holds
+    the same parameters, buffers and sub-modules (a new one put in is a new graph)."""
+    return module.training, _Same((*module._parameters.values(), *module._buffers.values(),
+                                   *module._modules.values()))
+
+
 class Module:
     """Base class of layers and models: assign Parameters and Modules as attributes and they are
     registered (parameters(), state_dict(), train()/eval() reach them).
@@ -210,8 +231,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if capture.RECORDING is not None:   # a replay of lt.jit checks the mode it captured
-            capture.guard(self, functools.partial(getattr, self, "training"))
+        if capture.RECORDING is not None:   # a replay of lt.jit checks what it captured
+            capture.guard(("module", id(self)), functools.partial(_captured_as, self))
         return self.forward(*args, **kwargs)
 
     def extra_repr(self) -> str:
