@@ -61,6 +61,7 @@ class _Renderer:
         self.indent = 1
         self.counter = 0
         self.scopes: list[dict] = [{}]
+        self.accumulating: dict[Expr, bool] = {}   # loop.reads_accumulator's answers
         self.helpers: dict[str, str] = {}   # name -> definition, in first-use order
         self.features: set[str] = set()
         self.reduce_arrays: dict[loop.ThreadReduce, str] = {}
@@ -213,7 +214,7 @@ class _Renderer:
         self.counter += 1
         name = f"t{self.counter}"
         self.emit(f"const {self.d.types[e.dtype.name]} {name} = {text};")
-        if not _reads_accumulator(e):
+        if not loop.reads_accumulator(e, self.accumulating):
             self.scopes[-1][e] = name
         return name
 
@@ -256,20 +257,6 @@ class _Renderer:
 
     def fn(self, name: str, dtype: DType) -> str:
         return self.d.math_name(name, self.d.types[dtype.name])
-
-
-def _reads_accumulator(e: Expr) -> bool:
-    """Whether `e` reads a value that changes inside its block (an accumulator, local memory):
-    such an expression is computed again at each use."""
-    if isinstance(e, Var):
-        return e.name.startswith("acc")
-    if isinstance(e, Alu):
-        return any(_reads_accumulator(s) for s in e.srcs)
-    if isinstance(e, loop.LocalLoad):
-        return True
-    if isinstance(e, loop.Load):
-        return _reads_accumulator(e.index)
-    return False
 
 
 # ---- helper functions (generated per C type) --------------------------------------------------

@@ -246,6 +246,27 @@ def less(a: Expr, b: Expr) -> Expr:
     return Alu(Op.CMPLT, (a, b), bool_)
 
 
+def reads_accumulator(e: Expr, memo: dict) -> bool:
+    """Whether `e` reads a value that changes as a reduction runs (an accumulator, a local tile):
+    a renderer computes such an expression again at each use instead of reusing it. `memo` holds
+    the answers for one kernel: its expression is a DAG, and walking it as a tree at every node
+    took seconds for a convolution's backward kernels."""
+    known = memo.get(e)
+    if known is None:
+        if isinstance(e, LocalLoad):
+            known = True
+        elif isinstance(e, Var):
+            known = e.name.startswith("acc")
+        elif isinstance(e, Alu):
+            known = any(reads_accumulator(s, memo) for s in e.srcs)
+        elif isinstance(e, Load):
+            known = reads_accumulator(e.index, memo)
+        else:
+            known = False
+        memo[e] = known
+    return known
+
+
 def walk(stmts: tuple[Stmt, ...]):
     """Every statement, depth first."""
     for s in stmts:

@@ -49,6 +49,7 @@ class _Renderer:
         self.lines: list[str] = []
         self.counter = 0
         self.scopes: list[dict] = [{}]
+        self.accumulating: dict[Expr, bool] = {}   # loop.reads_accumulator's answers
         self.declares: set[str] = set()
         self.math: set[tuple[str, str]] = set()
         self.metadata: list[str] = []
@@ -216,7 +217,7 @@ class _Renderer:
             if e in scope:
                 return scope[e]
         value = self._compute(e, reassociate)
-        if not _reads_accumulator(e):
+        if not loop.reads_accumulator(e, self.accumulating):
             self.scopes[-1][e] = value
         return value
 
@@ -255,18 +256,6 @@ class _Renderer:
 
     def intrinsic(self, base: str, t: str, args: list[str], extra: list[tuple[str, str]] = ()) -> str:
         return self.call(f"llvm.{base}.{_INTRINSIC_SUFFIX[t]}", t, [(t, a) for a in args] + list(extra))
-
-
-def _reads_accumulator(e: Expr) -> bool:
-    if isinstance(e, loop.LocalLoad):
-        return True   # the tile changes as the reduction runs: read it each time
-    if isinstance(e, Var):
-        return e.name.startswith("acc")
-    if isinstance(e, Alu):
-        return any(_reads_accumulator(s) for s in e.srcs)
-    if isinstance(e, loop.Load):
-        return _reads_accumulator(e.index)
-    return False
 
 
 # ---- per-op code table ------------------------------------------------------------------------
