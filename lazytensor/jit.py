@@ -72,8 +72,9 @@ STALE = object()                # what a replay returns when a guard fails (capt
 Where = Union[int, Tensor]
 
 
-def jit(fn: Callable) -> "Jitted":
+def jit(fn: Optional[Callable] = None) -> Any:
     """`fn`, captured on its first call and replayed on later ones (see the module's docstring).
+    `@lt.jit` and `@lt.jit()` both work.
 
     >>> @lt.jit
     ... def f(x):
@@ -81,6 +82,10 @@ def jit(fn: Callable) -> "Jitted":
     >>> [f(lt.asarray([1.0, 2.0])).item(), f(lt.asarray([3.0, 4.0])).item()]
     [6.0, 14.0]
     """
+    if fn is None:
+        return jit
+    if not callable(fn):
+        raise TypeError(f"lt.jit wraps a function, not {type(fn).__name__}")
     return Jitted(fn)
 
 

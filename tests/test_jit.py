@@ -109,6 +109,18 @@ def test_tensors_inside_containers_and_keywords_are_inputs(rng):
         np.testing.assert_allclose(out.numpy(), a @ w + b, rtol=1e-10)
 
 
+def test_jit_with_or_without_parentheses(rng):
+    a = rng.standard_normal(3)
+
+    @lt.jit()
+    def f(x):
+        return x + 1
+    for _ in range(2):
+        np.testing.assert_allclose(f(lt.asarray(a)).numpy(), a + 1)
+    with pytest.raises(TypeError, match="wraps a function"):
+        lt.jit(3)
+
+
 def test_a_jitted_method_captures_per_instance(rng):
     class Scaler:
         def __init__(self, k):
