@@ -39,6 +39,13 @@ def guard(key: Hashable, read: Callable[[], Hashable]) -> None:
         recording.guards.append((read, read()))
 
 
+def ran(rt: Any, plan: Any, buffers: list, outputs: list) -> None:
+    """While capturing: realize ran `plan` on `buffers` and it wrote `outputs` (recorded)."""
+    recording = current()
+    if recording is not None:
+        recording.ran(rt, plan, buffers, outputs)
+
+
 def fresh(tensor: Any, make: Callable[[], Any]) -> None:
     """While capturing: `tensor` holds new random values at every call; a replay makes them with
     `make()` (a tensor of the same layout) instead of reusing the captured ones."""

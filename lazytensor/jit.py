@@ -307,8 +307,6 @@ class Recording:
             self.grads_changed[i] = t
 
     def ran(self, rt: Runtime, found: plan.Plan, buffers: list[Buffer], outputs: list[Buffer]) -> None:
-        if threading.get_ident() != self.thread:
-            return
         self.runs.append((rt, found, buffers, outputs))
         if any(id(b.owner) in self.dynamic for b in buffers):
             self.dynamic.update((id(b.owner), b.owner) for b in outputs)

@@ -90,7 +90,7 @@ def realize(*tensors: "Tensor") -> None:
         buffers = [leaf.arg for leaf in leaves]
         outputs = plan.run(rt, found, buffers)
         if capture.RECORDING is not None:
-            capture.RECORDING.ran(rt, found, buffers, outputs)
+            capture.ran(rt, found, buffers, outputs)
         for t, buffer in zip(pending, outputs):
             value = Node(Op.BUFFER, t.node.dtype, t.node.shape, (), buffer.reshaped(t.node.shape))
             if tracks(t.node):
