@@ -67,7 +67,9 @@ def fuse(outputs: list[Node], hoist_reductions: bool = False) -> list[KernelSpec
             specs[root] = KernelSpec(root, root, root.src)
             continue
         builder = _KernelBuilder(root, roots, uses, hoistable)
-        specs[root] = builder.build()
+        specs[root] = spec = builder.build()
+        # the kernel's loops run over its expression's shape: anything else leaves output unwritten
+        assert spec.expr.shape == root.shape, f"kernel for {root} computes shape {spec.expr.shape}"
         roots.update(builder.new_roots)
         pending.extend(builder.new_roots)
     return sorted(specs.values(), key=lambda spec: position[spec.root])
@@ -205,9 +207,11 @@ class _KernelBuilder:
         """Whether a reduction read through `path` can be computed inside this kernel, once per
         row (with hoist_reductions): the path only broadcasts it along its reduced axes, the
         axes it keeps are the kernel's outer axes (some longer than 1), no reduction around here
-        reduces them, and nothing else reads it."""
-        if reduce not in self.hoistable or frame is None or shared or \
-                not path or any(p.op is not Op.EXPAND for p in path):
+        reduces them, nothing else reads it, and an elementwise op of this kernel reads it (the
+        lowering reads a hoisted reduction's value at every index of that op's space; read by
+        the root's own broadcast, it would be the kernel's expression, in its own shape)."""
+        if reduce not in self.hoistable or frame is None or shared or not path or path[0] is self.root or \
+                any(p.op is not Op.EXPAND for p in path):
             return False
         space, rank = path[0].shape, len(reduce.shape)
         kept = [a for a in range(rank) if a not in reduce.arg]

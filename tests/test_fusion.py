@@ -283,3 +283,35 @@ def test_dead_branch_is_removed(data):
 def _nodes(root: Node):
     from lazytensor.ir.graph import toposort
     return toposort([root])
+
+
+# A keepdims reduction read broadcast along its reduced axes with nothing on top: the kernel
+# that computes it must write the whole broadcast result (the cpu once computed the reduction
+# per row in a kernel of the reduction's own shape and left the rest of the output unwritten).
+_REDUCTIONS = {
+    "sum": (lambda x, a: x.sum(axis=a, keepdims=True), lambda x, a: x.sum(axis=a, keepdims=True)),
+    "prod": (lambda x, a: x.prod(axis=a, keepdims=True), lambda x, a: x.prod(axis=a, keepdims=True)),
+    "max": (lambda x, a: x.max(axis=a, keepdims=True), lambda x, a: x.max(axis=a, keepdims=True)),
+    "min": (lambda x, a: x.min(axis=a, keepdims=True), lambda x, a: x.min(axis=a, keepdims=True)),
+    "mean": (lambda x, a: lt.mean(x, axis=a, keepdims=True), lambda x, a: x.mean(axis=a, keepdims=True)),
+    "any": (lambda x, a: lt.any(x, axis=a, keepdims=True), lambda x, a: np.any(x, axis=a, keepdims=True)),
+    "all": (lambda x, a: lt.all(x, axis=a, keepdims=True), lambda x, a: np.all(x, axis=a, keepdims=True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REDUCTIONS))
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float16", "float32", "float64"])
+@pytest.mark.parametrize("shape, axis, out", [((3, 5), -1, (3, 3)), ((4, 7), 1, (4, 1)), ((2, 3, 5), 2, (2, 3, 4)),
+                                              ((5, 3), 0, (2, 3)), ((2, 3, 4), (1, 2), (2, 5, 6)),
+                                              ((1, 6), 1, (1, 9)), ((6, 0), 1, (6, 2))])
+def test_a_keepdims_reduction_read_broadcast_fills_the_whole_result(device, name, dtype, shape, axis, out):
+    if name == "mean" and dtype in ("bool", "int32"):
+        pytest.skip("mean of integers is not defined here")
+    if 0 in shape and name in ("max", "min"):
+        pytest.skip("no identity")
+    ours, theirs = _REDUCTIONS[name]
+    data = (np.random.default_rng(3).random(shape) * 2 + 0.5).astype(dtype)
+    x = lt.asarray(data, device=device)
+    want = np.broadcast_to(theirs(data, axis), out)
+    for got in (ours(x, axis).broadcast_to(out), ours(x, axis).expand(*out)):
+        assert_close(got.numpy(), want)
