@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 
 import llvmlite
 import llvmlite.binding as llvm
@@ -9,10 +10,16 @@ import llvmlite.binding as llvm
 from ...ir.target import Target
 
 
+# LLVM's global context and a target machine are not safe to use from two threads at once: every
+# use of LLVM in the cpu backend (parse, optimize, emit, link, free) holds this lock. Reentrant:
+# freeing a kernel's code can happen inside a locked section, when a garbage collection runs there.
+LLVM_LOCK = threading.RLock()
+
+
 @functools.lru_cache(maxsize=None)
 def target_machine() -> "llvm.TargetMachine":
-    """The host's target machine, shared by the compiler and the kernels' engines (which live as
-    long as the process)."""
+    """The host's target machine, shared by the compiler and the JIT (it lives as long as the
+    process)."""
     return new_target_machine()
 
 
@@ -42,6 +49,10 @@ class LLVMCompiler:
         self.identity = f"llvmlite {llvmlite.__version__} llvm {llvm.llvm_version_info} {tm.triple} " + host_target().features
 
     def compile(self, source: str, name: str) -> bytes:
+        with LLVM_LOCK:
+            return self._compile(source, name)
+
+    def _compile(self, source: str, name: str) -> bytes:
         tm = target_machine()
         try:
             module = llvm.parse_assembly(source)
@@ -58,6 +69,10 @@ class LLVMCompiler:
 
     def assembly(self, source: str) -> str:
         """The optimized machine code of `source` (for tests and LT_DEBUG)."""
+        with LLVM_LOCK:
+            return self._assembly(source)
+
+    def _assembly(self, source: str) -> str:
         tm = target_machine()
         module = llvm.parse_assembly(source)
         options = llvm.create_pipeline_tuning_options(speed_level=3)

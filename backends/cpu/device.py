@@ -23,10 +23,12 @@ from ...ir.ops import Op
 from ...ir.rules import NUMPY_REFERENCE
 from ..pool import MemoryPool
 from ..protocol import Buffer, Program
-from .compiler import host_target, target_machine
+from .compiler import LLVM_LOCK, host_target
+from .jit import SharedJIT
 from .threads import NativePool, PythonPool, worker_pool
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_POOL_LOCK = threading.Lock()
 
 
 class CPUDevice:
@@ -34,9 +36,8 @@ class CPUDevice:
 
     def __init__(self) -> None:
         self.target = host_target()
-        self._engines: list = []  # kept alive: each holds the code of one kernel
+        self._jit = SharedJIT()
         self._memory = MemoryPool()
-        self._lock = threading.Lock()
         self._threads: NativePool | PythonPool | None = None
 
     # ---- memory ---------------------------------------------------------------------------
@@ -72,21 +73,13 @@ class CPUDevice:
     def load(self, binary: bytes, name: str) -> Program:
         missing = [symbol for symbol in undefined_symbols(binary) if not _process_has(symbol)]
         if missing:
-            # MCJIT would link these to address 0 and the first call would crash the process
+            # the JIT would link these to address 0 and the first call would crash the process
             raise RuntimeError(f"cpu: kernel {name} needs {', '.join(missing)}, which this process does not "
                                "provide (a runtime library call LLVM emitted); run with LT_DEBUG=2 to see its source")
-        # One engine per object file: MCJIT mislinks a second object added to an engine whose
-        # earlier object resolved an external symbol (seen with fmodf), so objects never share one.
-        with self._lock:
-            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
-            engine.add_object_file(llvm.ObjectFileRef.from_data(binary))
-            engine.finalize_object()
-            address = engine.get_function_address(name)
-            self._engines.append(engine)
-        if not address:
-            raise RuntimeError(f"cpu: kernel {name} not found in its compiled object")
-        program = _ENTRY(address)
-        program.address = address   # for the native thread pool, which calls it by address
+        loaded = self._jit.load(binary, name)
+        program = _ENTRY(loaded.address)
+        program.address = loaded.address   # for the native thread pool, which calls it by address
+        program.code = loaded              # the code lives as long as the program
         return program
 
     def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None:
@@ -109,9 +102,11 @@ class CPUDevice:
 
     def _thread_pool(self) -> NativePool | PythonPool:
         if self._threads is None:
-            self._threads = worker_pool(self.target.cores)
-            # a forked child has none of these threads: it starts its own pool when it needs one
-            os.register_at_fork(after_in_child=functools.partial(_forget_pool, weakref.ref(self)))
+            with _POOL_LOCK:   # one pool: a second one, dropped, would free the code its workers run
+                if self._threads is None:
+                    self._threads = worker_pool(self.target.cores)
+                    # a forked child has none of these threads: it starts its own pool when it needs one
+                    os.register_at_fork(after_in_child=functools.partial(_forget_pool, weakref.ref(self)))
         return self._threads
 
 
@@ -127,7 +122,8 @@ def _view(buffer: Buffer) -> np.ndarray:
 
 def undefined_symbols(binary: bytes) -> list[str]:
     """Names an ELF object file uses but does not define (read from its .symtab)."""
-    sections = {s.name(): s.data() for s in llvm.ObjectFileRef.from_data(binary).sections()}
+    with LLVM_LOCK:
+        sections = {s.name(): s.data() for s in llvm.ObjectFileRef.from_data(binary).sections()}
     symtab, strtab = sections.get(b".symtab", b""), sections.get(b".strtab", b"")
     names = []
     for offset in range(0, len(symtab), 24):  # Elf64_Sym: name, info, other, shndx, value, size

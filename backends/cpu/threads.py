@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import llvmlite.binding as llvm
 import numpy as np
 
-from .compiler import new_target_machine
+from .compiler import LLVM_LOCK, new_target_machine
 
 # Byte offsets into the shared state; the counters written by different threads sit on
 # different cache lines, so spinning on one does not slow the writes to another.
@@ -184,10 +184,11 @@ class NativePool:
     def __init__(self, cores: int) -> None:
         self.workers = cores - 1
         self.state = np.zeros(STATE_BYTES // 8, dtype=np.int64)   # kept alive: the threads use it
-        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(_IR), new_target_machine())
-        self.engine.finalize_object()
-        self._run = _ENTRY_RUN(self.engine.get_function_address("lt_pool_run"))
-        worker = _ENTRY_WORKER(self.engine.get_function_address("lt_pool_worker"))
+        with LLVM_LOCK:
+            self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(_IR), new_target_machine())
+            self.engine.finalize_object()
+            self._run = _ENTRY_RUN(self.engine.get_function_address("lt_pool_run"))
+            worker = _ENTRY_WORKER(self.engine.get_function_address("lt_pool_worker"))
         self.busy = threading.Lock()
         self.address = self.state.ctypes.data   # (once: numpy makes a new ctypes object per .ctypes)
         self.threads = [threading.Thread(target=worker, args=(self.address, i + 1), daemon=True,
