@@ -3,17 +3,22 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ..ir.loop import Kernel
 from .cache import KernelCache, cache_key
+from .lru import LRU
 from .protocol import Buffer, Compiler, Device, Program, Stats
 
 _PLACEHOLDER = "__lt_kernel__"
 VERSION = "0.1.0"  # lazytensor's version: part of every cache key
+# Per device: compiled kernels kept for reuse (a training script uses a few hundred; a process
+# meeting ever new shapes keeps the most recent), and realize plans by graph structure.
+MAX_KERNELS = 1024
+MAX_PLANS = 512
 
 
 @dataclass
@@ -33,17 +38,25 @@ class Runtime:
         self.stats = stats
         self.debug = debug
         self.cache = KernelCache(stats)
-        self.loaded: dict[str, CompiledKernel] = {}      # by kernel name (a hash of its source)
-        self.by_expression: dict[Any, CompiledKernel] = {}  # by fused kernel expression
-        self.plans: "OrderedDict[tuple, Any]" = OrderedDict()  # realize plans by graph structure
+        # Bounded: a kernel dropped from these lives on while a plan (or lt.jit) still uses it
+        self.loaded: LRU[CompiledKernel] = LRU(MAX_KERNELS)          # by name (a hash of its source)
+        self.by_expression: LRU[CompiledKernel] = LRU(MAX_KERNELS)   # by fused kernel expression
+        self.plans: LRU[Any] = LRU(MAX_PLANS)                        # realize plans by graph structure
+        # one compile at a time per device: threads that need the same kernel compile it once
+        self.compiling = threading.RLock()
 
     def compile(self, kernel: Kernel, prefix: str) -> CompiledKernel:
         """The loaded program for `kernel` (named by its content, so equal kernels share it)."""
         text = self.render(replace(kernel, name=_PLACEHOLDER))
         name = f"{prefix}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-        if name in self.loaded:
+        with self.compiling:
+            return self._compile(kernel, text, name)
+
+    def _compile(self, kernel: Kernel, text: str, name: str) -> CompiledKernel:
+        known = self.loaded.get(name)
+        if known is not None:
             self.stats.memory_cache_hits += 1
-            return self.loaded[name]
+            return known
         source = text.replace(_PLACEHOLDER, name)
         if self.debug >= 2:
             print(f"---- {self.device.name} kernel {name} ----\n{source}", file=sys.stderr)
@@ -58,7 +71,7 @@ class Runtime:
 
         binary = self.cache.get_or_compile(key, compile_now)
         compiled = CompiledKernel(name, source, kernel, self.device.load(binary, name))
-        self.loaded[name] = compiled
+        self.loaded.put(name, compiled)
         return compiled
 
     def run_opaque(self, op: Any, arg: Any, inputs: list[Buffer], out: Buffer) -> None:

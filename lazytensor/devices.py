@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 
 from .backends.cache import KernelCache
 from .backends.protocol import Stats
@@ -10,6 +11,7 @@ from .backends.runtime import Runtime
 
 STATS = Stats()
 _RUNTIMES: dict[str, Runtime] = {}
+_MAKING = threading.Lock()
 
 
 def debug_level() -> int:
@@ -66,9 +68,13 @@ def canonical_device(name: object) -> str:
 
 
 def runtime(device: str) -> Runtime:
-    if device not in _RUNTIMES:
-        _RUNTIMES[device] = _make_runtime(canonical_device(device))
-    return _RUNTIMES[device]
+    rt = _RUNTIMES.get(device)
+    if rt is None:
+        with _MAKING:   # one runtime per device, however many threads ask for it first
+            if device not in _RUNTIMES:
+                _RUNTIMES[device] = _make_runtime(canonical_device(device))
+            rt = _RUNTIMES[device]
+    return rt
 
 
 def _make_runtime(device: str) -> Runtime:

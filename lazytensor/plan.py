@@ -10,7 +10,6 @@ valid for any buffers of that layout: buffers are contiguous and immutable.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence, Union
 
@@ -19,8 +18,6 @@ from .backends.runtime import CompiledKernel, Runtime
 from .ir.dtypes import DType
 from .ir.graph import Node, toposort
 from .ir.ops import OPAQUE, Op
-
-MAX_PLANS = 512   # per device; the least recently used is forgotten beyond it
 
 
 @dataclass(frozen=True)
@@ -64,17 +61,11 @@ def structure(roots: list[Node]) -> tuple[tuple, list[Node]]:
 
 
 def cached(rt: Runtime, key: tuple) -> Optional[Plan]:
-    plans: OrderedDict = rt.plans
-    plan = plans.get(key)
-    if plan is not None:
-        plans.move_to_end(key)
-    return plan
+    return rt.plans.get(key)
 
 
 def remember(rt: Runtime, key: tuple, plan: Plan) -> None:
-    rt.plans[key] = plan
-    while len(rt.plans) > MAX_PLANS:
-        rt.plans.popitem(last=False)
+    rt.plans.put(key, plan)
 
 
 def build(specs: list, bases: list[Node], leaves: list[Node], compile_kernel) -> Plan:
