@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import weakref
 from typing import TYPE_CHECKING
 
@@ -46,18 +47,23 @@ def realized_value(node: Node) -> Node:
 # norm's running statistics) that would otherwise hold the step's graph until someone reads them.
 # (By id: a WeakSet would compare tensors with ==, which builds a tensor.)
 _WITH_NEXT: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+# Guards _WITH_NEXT and the write-back of a realized value into its tensor (any thread may
+# realize, or write into a tensor, at any time).
+_LOCK = threading.Lock()
 
 
 def realize_with_next(*tensors: "Tensor") -> None:
     """Compute these tensors along with whatever is realized next on their device (sharing its
     work), instead of now."""
-    _WITH_NEXT.update((id(t), t) for t in tensors)
+    with _LOCK:
+        _WITH_NEXT.update((id(t), t) for t in tensors)
 
 
 def realize_all(*tensors: "Tensor") -> None:
     """Compute these tensors and every side result waiting for the next realize, on any device."""
-    riders = list(_WITH_NEXT.values())
-    _WITH_NEXT.clear()
+    with _LOCK:
+        riders = list(_WITH_NEXT.values())
+        _WITH_NEXT.clear()
     realize(*tensors, *riders)
 
 
@@ -67,19 +73,30 @@ def realize(*tensors: "Tensor") -> None:
     >>> a = lt.arange(4) * 2
     >>> lt.realize(a, a + 1)
     """
+    values(*tensors)
+
+
+def values(*tensors: "Tensor") -> list[Node]:
+    """Realize the tensors together; the value (a BUFFER node) of each, computed from what it
+    held when this was called. Each tensor then holds its value, unless it was written to (by
+    another thread) meanwhile: a newer write is never replaced by an older value."""
+    wanted = [(t, t.node) for t in tensors]   # (the nodes now: other threads may write meanwhile)
+    taken = wanted
     if _WITH_NEXT.data:
         devices = {t.device for t in tensors}
-        riders = [t for t in list(_WITH_NEXT.values()) if t.device in devices]
-        for t in riders:
-            _WITH_NEXT.pop(id(t), None)
-        tensors = tensors + tuple(riders)
-    by_device: dict[str, list["Tensor"]] = {}
-    for t in tensors:
-        if t.node.op is not Op.BUFFER and (not _REALIZED.data or t.node not in _REALIZED):
-            by_device.setdefault(t.device, []).append(t)
+        with _LOCK:
+            riders = [t for t in list(_WITH_NEXT.values()) if t.device in devices]
+            for t in riders:
+                _WITH_NEXT.pop(id(t), None)
+        taken = wanted + [(t, t.node) for t in riders]
+    by_device: dict[str, list[tuple["Tensor", Node]]] = {}
+    for t, node in taken:
+        if node.op is not Op.BUFFER and (not _REALIZED.data or node not in _REALIZED):
+            by_device.setdefault(t.device, []).append((t, node))
+    computed: dict[Node, Node] = {}
     for device, pending in by_device.items():
         rt = runtime(device)
-        graph = _known_values([t.node for t in pending])
+        graph = _known_values([node for _, node in pending])
         key, leaves = plan.structure(graph)
         found = plan.cached(rt, key)
         if found is None:
@@ -91,12 +108,15 @@ def realize(*tensors: "Tensor") -> None:
         outputs = plan.run(rt, found, buffers)
         if capture.RECORDING is not None:
             capture.ran(rt, found, buffers, outputs)
-        for t, buffer in zip(pending, outputs):
-            value = Node(Op.BUFFER, t.node.dtype, t.node.shape, (), buffer.reshaped(t.node.shape))
-            if tracks(t.node):
-                _REALIZED[t.node] = value
+        for (t, node), buffer in zip(pending, outputs):
+            value = computed[node] = Node(Op.BUFFER, node.dtype, node.shape, (), buffer.reshaped(node.shape))
+            if tracks(node):
+                _REALIZED[node] = value
             else:
-                t.node = value
+                with _LOCK:
+                    if t.node is node:
+                        t.node = value
+    return [computed.get(node) or realized_value(node) for _, node in wanted]
 
 
 def _plan(rt: Runtime, graph: list[Node], leaves: list[Node]) -> plan.Plan:
@@ -152,15 +172,16 @@ def _strip_reshapes(node: Node) -> Node:
 def compiled_kernel(rt: Runtime, expr: Node, ninputs: int) -> CompiledKernel:
     """Schedule, lower and compile a kernel expression; reused while the same expression recurs
     (expressions are hash-consed and hold no buffers, so equal structure is the same node)."""
-    if expr in rt.by_expression:
+    known = rt.by_expression.get(expr)
+    if known is not None:
         rt.stats.memory_cache_hits += 1
-        return rt.by_expression[expr]
+        return known
     collapsed = collapse_axes(expr)
     schedule = heuristic_schedule(collapsed, rt.device.target)
     kernel = lower(collapsed, schedule, "kernel", ninputs)
     prefix = ("r" if reductions(collapsed) else "e") + "_" + "_".join(map(str, expr.shape or (1,)))
     compiled = rt.compile(kernel, prefix)
-    rt.by_expression[expr] = compiled
+    rt.by_expression.put(expr, compiled)
     return compiled
 
 

@@ -20,7 +20,7 @@ from .ir.graph import Node
 from .ir.ops import COMPARISON, Op
 from .ir.passes import const
 from .ir.rules import make
-from .realize import realize, realized_value
+from .realize import realize, realized_value, values
 
 Scalar = Union[bool, int, float]
 AxisError = np.exceptions.AxisError
@@ -128,8 +128,7 @@ class Tensor:
     def _buffer(self):
         """The memory holding this tensor's value (for reading it), computed first where it is
         pending. (While lt.jit captures, refused for values that depend on the call.)"""
-        realize(self)
-        buffer = realized_value(self.node).arg
+        buffer = values(self)[0].arg
         if capture.RECORDING is not None:
             capture.reading(buffer)
         return buffer

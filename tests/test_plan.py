@@ -85,7 +85,7 @@ def test_a_plan_refuses_buffers_on_another_device():
 
 
 def test_forgetting_old_plans_keeps_results_right(rng, monkeypatch):
-    monkeypatch.setattr(plan, "MAX_PLANS", 2)
+    monkeypatch.setattr(runtime("cpu").plans, "capacity", 2)
     a = rng.standard_normal(8).astype(np.float32)
     x = lt.asarray(a)
     for k in range(6):

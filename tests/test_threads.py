@@ -122,3 +122,92 @@ def test_native_pool_splits_the_range_and_closes():
         assert hits[:extent].tolist() == [1] * extent and not hits[extent:].any()
     pool.close()
     assert not any(t.is_alive() for t in pool.threads)
+
+
+# ---- any thread may realize at any time ------------------------------------------------------
+
+def _run_isolated(code: str, cache_dir, *args: str, timeout: int = 600) -> str:
+    """Run `code` in a fresh interpreter with an empty kernel cache (so kernels really compile):
+    a crash of the interpreter fails the test with its exit status instead of killing pytest."""
+    env = dict(os.environ, LT_CACHE_DIR=str(cache_dir), PYTHONFAULTHANDLER="1")
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, f"exit status {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    return out.stdout
+
+
+_FOUR_THREADS = """
+import sys, threading, numpy as np, lazytensor as lt
+device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+failures = []
+
+def work(k):
+    rng = np.random.default_rng(k)
+    try:
+        for i in range(ROUNDS):
+            # equal graphs in every thread (one plan, run at once) and different ones (new kernels
+            # compiled at once: a shape of this thread's own), several outputs realized together
+            for n in (257, 1000 + 37 * k + i):
+                a = rng.standard_normal((3, n)).astype(np.float32)
+                b = rng.standard_normal(n).astype(np.float32)
+                x, y = lt.asarray(a, device=device), lt.asarray(b, device=device)
+                e = (x - x.max(axis=1, keepdims=True)).exp()
+                s, t, u = e / e.sum(axis=1, keepdims=True), (x * y + 1.0).sum(axis=0), (x[:, ::-1] @ y)
+                lt.realize(s, t, u)
+                ea = np.exp(a - a.max(axis=1, keepdims=True))
+                np.testing.assert_allclose(s.numpy(), ea / ea.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+                np.testing.assert_allclose(t.numpy(), (a * b + 1).sum(axis=0), rtol=1e-5, atol=1e-5)
+                np.testing.assert_allclose(u.numpy(), a[:, ::-1] @ b, rtol=1e-4, atol=1e-4)
+    except BaseException as error:
+        failures.append(error)
+
+threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+if failures:
+    raise failures[0]
+print("kernels compiled", lt.stats()["kernels_compiled"])
+"""
+
+
+def test_four_threads_compile_and_realize_equal_and_different_graphs(tmp_path, device):
+    rounds = 6 if device == "cpu" else 2   # (an OpenCL kernel takes ~0.2 s to build on PoCL)
+    out = _run_isolated(_FOUR_THREADS.replace("ROUNDS", str(rounds)), tmp_path, device)
+    compiled = int(out.split()[-1])
+    assert compiled >= 4 * rounds, "the threads did not compile kernels of their own"
+
+
+def test_one_writer_and_two_readers_of_one_tensor(device):
+    """A reader sees some whole write, never an older one than it saw before, and never puts an
+    older value back over a newer write (a realize once wrote its result over later writes)."""
+    x = lt.zeros(1000, device=device)
+    done = threading.Event()
+    failures: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for i in range(300):
+                x[:] = float(i + 1)
+        finally:
+            done.set()
+
+    def reader() -> None:
+        seen = 0.0
+        try:
+            while not done.is_set():
+                values = x.numpy()
+                assert (values == values[0]).all(), f"a read saw a mix of writes: {np.unique(values)}"
+                assert values[0] >= seen, f"a read went back from {seen} to {values[0]}"
+                seen = values[0]
+        except BaseException as error:
+            failures.append(error)
+
+    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert not failures, failures[0]
+    assert (x.numpy() == 300).all(), np.unique(x.numpy())

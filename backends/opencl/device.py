@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 import warnings
 from typing import Any
 
@@ -48,6 +49,9 @@ class OpenCLDevice:
                              max_threads_per_block=d.max_work_group_size, local_memory_bytes=d.local_mem_size,
                              features=f"{d.platform.name} | {d.name} | {d.version} | {d.driver_version}")
         self._memory = MemoryPool()
+        # a launch sets the kernel object's arguments, then enqueues it: two threads launching one
+        # kernel at once must not interleave (clSetKernelArg is not thread-safe per kernel object)
+        self._launching = threading.Lock()
 
     def describe(self) -> str:
         return f"{self.name} ({self.cl_device.name.strip()})"
@@ -96,7 +100,8 @@ class OpenCLDevice:
         if kernel.blocks == 0:
             return  # nothing to compute (an empty output)
         try:
-            program(self.queue, (kernel.blocks * kernel.threads,), (kernel.threads,), *[b.handle for b in buffers])
+            with self._launching:
+                program(self.queue, (kernel.blocks * kernel.threads,), (kernel.threads,), *[b.handle for b in buffers])
         except cl.MemoryError as error:  # drivers may allocate buffers only when first used
             nbytes = sum(b.handle.size for b in buffers)
             raise MemoryError(f"{self.describe()}: out of memory running a kernel over {nbytes} bytes "
