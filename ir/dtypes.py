@@ -6,6 +6,7 @@ A `DType` is a singleton per type; it compares equal to the numpy dtype of the s
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,12 +46,17 @@ class DType:
         return self.kind == "b"
 
     def __eq__(self, other: object) -> bool:
+        """Equal to itself and to whatever numpy reads as the same dtype ("float32", np.float32,
+        np.dtype("f4")); anything else is unequal. An equality test never raises or warns, since
+        `dtype == x` is asked of arbitrary objects (`x in [lt.float32, ...]`, dict lookups)."""
         if isinstance(other, DType):
             return self is other
-        try:
-            return np.dtype(other) == self.np  # type: ignore[arg-type]
-        except TypeError:
+        if isinstance(other, np.dtype):
+            return other == self.np
+        if other is None:   # no dtype (numpy reads None as float64; here it is no dtype at all)
             return False
+        read = _numpy_dtype(other) if isinstance(other, (str, type)) else _numpy_dtype.__wrapped__(other)
+        return read is not None and read == self.np   # (the common spellings, str and type, read once)
 
     # the dtypes are module-level singletons (pickled by name): hash by identity, a C-level call
     __hash__ = object.__hash__
@@ -81,14 +87,32 @@ default_float = float32
 default_int = int64
 
 
+@functools.lru_cache(maxsize=256)
+def _numpy_dtype(like: Any) -> Any:
+    """numpy's reading of `like` as a dtype, or None where it reads none (or fails in any way:
+    np.dtype runs arbitrary code, such as a `dtype` property), without numpy's warnings about
+    deprecated names ("a")."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.dtype(like)
+    except Exception:   # noqa: BLE001
+        return None
+
+
 def to_dtype(like: Any) -> DType:
     """The lazytensor dtype for a DType, numpy dtype, Python type or name.
 
-    >>> to_dtype("float32") is float32
-    True
+    None is the default float (float32), as wherever lazytensor infers a float (numpy's
+    default, float64, is not lazytensor's).
+
+    >>> to_dtype("float32") is float32, to_dtype(None) is float32
+    (True, True)
     """
     if isinstance(like, DType):
         return like
+    if like is None:
+        return default_float
     try:
         name = np.dtype(like).name
     except TypeError:
