@@ -9,7 +9,7 @@ import numpy as np
 
 from . import capture
 from .devices import canonical_device, runtime
-from .ir.dtypes import DType, bool_, default_float, default_int, float32, scalar_fits, to_dtype
+from .ir.dtypes import DType, bool_, default_float, default_int, scalar_fits, to_dtype
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
@@ -99,28 +99,28 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> 
 
 
 @_grad_option
-def zeros(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
-    """A tensor of zeros.
+def zeros(shape: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor of zeros (of the default float, float32, unless `dtype` says otherwise).
 
     >>> lt.zeros(3).tolist()
     [0.0, 0.0, 0.0]
     """
-    return full(shape, 0, dtype, device)
+    return full(shape, 0, to_dtype(dtype), device)   # (to_dtype: None is the default float)
 
 
 @_grad_option
-def ones(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
-    """A tensor of ones.
+def ones(shape: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor of ones (of the default float, float32, unless `dtype` says otherwise).
 
     >>> lt.ones((2,)).tolist()
     [1.0, 1.0]
     """
-    return full(shape, 1, dtype, device)
+    return full(shape, 1, to_dtype(dtype), device)
 
 
 @_grad_option
-def empty(shape: Any, dtype: Any = float32, device: Any = None) -> Tensor:
-    """A tensor with memory but unspecified values.
+def empty(shape: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor with memory but unspecified values (float32 unless `dtype` says otherwise).
 
     >>> lt.empty((2, 3)).shape
     (2, 3)
@@ -177,23 +177,31 @@ def empty_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
 
 @_grad_option
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, device: Any = None) -> Tensor:
-    """Evenly spaced values in [start, stop), numpy.arange; float results default to float32.
+    """Evenly spaced values in [start, stop) by `step`, as numpy.arange: with one number,
+    `arange(n)` and `arange(n, step=s)` count from 0 to n. Without a dtype the type is numpy's
+    (ints give int64), except that float results are float32 (the default float); with one, the
+    values are numpy's computed in that dtype.
 
-    >>> lt.arange(1, 7, 2).tolist()
-    [1, 3, 5]
+    >>> lt.arange(1, 7, 2).tolist(), lt.arange(1, step=0.25).tolist()
+    ([1, 3, 5], [0.0, 0.25, 0.5, 0.75])
     """
+    if stop is None:   # the one number is the stop, whatever the step
+        start, stop = 0, start
     if step == 0:
         raise ValueError("arange: step must not be zero")
     device = canonical_device(device)
     key = (start, stop, step, dtype, device)
-    known = (all(type(v) is int for v in (start, stop, step) if v is not None)
+    known = (all(type(v) is int for v in (start, stop, step))
              and isinstance(dtype, (str, DType, type(None))))
     if known and key in _SMALL_RANGES:
         return Tensor(_SMALL_RANGES[key], device)
-    values = np.arange(start, stop, step) if stop is not None else np.arange(start)
     if dtype is None:
-        dtype = default_float if values.dtype.kind == "f" else default_int
-    result = _from_numpy(values, to_dtype(dtype), device)
+        values = np.arange(start, stop, step)
+        target = default_float if values.dtype.kind == "f" else default_int
+    else:
+        target = to_dtype(dtype)
+        values = np.arange(start, stop, step, dtype=target.np)
+    result = _from_numpy(values, target, device)
     if known and values.size <= _SMALL_RANGE:
         _SMALL_RANGES[key] = result.node   # (buffers never change: every caller may share it)
         while len(_SMALL_RANGES) > 64:
@@ -227,7 +235,7 @@ def _random(draw: Callable, shape: tuple[int, ...], seed: Optional[int], dtype: 
 
 
 @_grad_option
-def rand(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: Any = None) -> Tensor:
+def rand(*shape: Any, seed: Optional[int] = None, dtype: Any = None, device: Any = None) -> Tensor:
     """Uniform random values in [0, 1); `seed` makes them reproducible.
 
     >>> lt.rand(2, 3, seed=0).shape
@@ -237,7 +245,7 @@ def rand(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: 
 
 
 @_grad_option
-def randn(*shape: Any, seed: Optional[int] = None, dtype: Any = float32, device: Any = None) -> Tensor:
+def randn(*shape: Any, seed: Optional[int] = None, dtype: Any = None, device: Any = None) -> Tensor:
     """Standard normal random values; `seed` makes them reproducible.
 
     >>> lt.randn(2, 3, seed=0).shape
@@ -262,8 +270,9 @@ def linspace(start: float, stop: float, num: int, dtype: Any = None, device: Any
 
 
 @_grad_option
-def eye(n_rows: int, n_cols: Optional[int] = None, k: int = 0, dtype: Any = float32, device: Any = None) -> Tensor:
-    """A 2-D tensor with ones on diagonal k and zeros elsewhere.
+def eye(n_rows: int, n_cols: Optional[int] = None, k: int = 0, dtype: Any = None, device: Any = None) -> Tensor:
+    """A 2-D tensor with ones on diagonal k and zeros elsewhere (float32 unless `dtype` says
+    otherwise).
 
     >>> lt.eye(2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
