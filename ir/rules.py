@@ -93,11 +93,18 @@ def _gather(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _sort(x: np.ndarray, axis: int, descending: bool, indices: bool) -> np.ndarray:
-    """Stable sort (nan last); descending keeps equal elements in their original order."""
+    """Stable sort, nan last both ways; descending keeps equal elements in their original order."""
     if not descending:
-        return np.argsort(x, axis, kind="stable") if indices else np.sort(x, axis, kind="stable")
-    flipped = np.flip(np.argsort(np.flip(x, axis), axis, kind="stable"), axis)
-    order = x.shape[axis] - 1 - flipped
+        order = np.argsort(x, axis, kind="stable")
+    elif x.dtype.kind == "f":
+        # Negating is exact and keeps nan a nan, which a stable ascending sort puts last; -0.0
+        # and 0.0 stay equal. (Reversing an ascending sort would put nan first.)
+        order = np.argsort(-x, axis, kind="stable")
+    else:
+        # Integers have no nan, and negating would overflow (-(-128) in int8): reverse the
+        # stable ascending order of the reversed values, which keeps ties in their order.
+        flipped = np.flip(np.argsort(np.flip(x, axis), axis, kind="stable"), axis)
+        order = x.shape[axis] - 1 - flipped
     return order if indices else np.take_along_axis(x, order, axis)
 
 

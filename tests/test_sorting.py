@@ -8,9 +8,13 @@ from conftest import DTYPES, assert_close, random_array
 
 
 def descending_order(a: np.ndarray, axis: int) -> np.ndarray:
-    """The stable descending order (equal values keep their original order)."""
-    flipped = np.flip(np.argsort(np.flip(a, axis), axis=axis, kind="stable"), axis)
-    return a.shape[axis] - 1 - flipped
+    """The stable descending order (equal values keep their original order), nan last as in
+    the ascending order: by nan-ness first, then by value, largest first (lexsort is stable)."""
+    if a.dtype.kind != "f":
+        flipped = np.flip(np.argsort(np.flip(a, axis), axis=axis, kind="stable"), axis)
+        return a.shape[axis] - 1 - flipped
+    nan = np.isnan(a)
+    return np.lexsort((np.where(nan, 0, -a.astype(np.float64)), nan), axis=axis)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
