@@ -49,7 +49,15 @@ def _erf(x: np.ndarray) -> np.ndarray:   # numpy has none: the C library's, in d
 UNARY_OPS = sorted(mathlib.MATH_OPS - {"pow"})
 REFERENCE = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "erf": _erf}
 F32_BOUND = {"exp": 1.5, "log": 1.5, "tanh": 2.0, "sin": 1.0, "cos": 1.0, "erf": 1.0}  # max ulp asserted
-SINCOS_LIMIT = 2.0**50  # sin/cos are accurate below, 0 above
+
+# float32 arguments closest to a multiple of pi/2 (found by an exhaustive search of every float
+# from 2^13 up, `python tests/test_math_range.py`): x mod pi/2 is as small as 2^-29.9 quarter
+# periods there, so the reduction must keep ~60 bits of x*2/pi's fraction.  The first is the
+# known worst case, 16367173 * 2^72.
+SINCOS_HARD_F32 = [float.fromhex(h) for h in (
+    "0x1.f37c8ap+95", "0x1.47d0fep+34", "0x1.32ede2p+85", "0x1.628d4cp+40", "0x1.130930p+76",
+    "0x1.b08c4ap+111", "0x1.4665d2p+25", "0x1.abb4b0p+89", "0x1.0f79a0p+57", "0x1.9a48dep+15",
+    "0x1.7f4134p+101", "0x1.7b9b40p+126", "0x1.c82258p+64")]
 
 KERNEL = """
 define void @k(ptr noalias %out, ptr noalias %in, ptr noalias %in2, i64 %n) {{
@@ -173,8 +181,14 @@ def f32_points(op: str) -> np.ndarray:
         kbig = np.random.default_rng(7).integers(2**17, 2**48, size=50_000).astype(np.float64)
         near = np.concatenate([k, kbig, -kbig]) * (np.pi / 2)
         m = near.astype(np.float32)
+        hard = np.float32(SINCOS_HARD_F32)
         grids += [bits_around(tiny, 50_000), np.linspace(-10, 10, 100_001, dtype=np.float32),
-                  m, np.nextafter(m, np.float32(np.inf)), np.nextafter(m, np.float32(-np.inf))]
+                  m, np.nextafter(m, np.float32(np.inf)), np.nextafter(m, np.float32(-np.inf)),
+                  hard, -hard, *(bits_around(h, 500) for h in hard),
+                  # where the reductions for common and huge |x| meet; the largest floats
+                  bits_around(2.0**50, 50_000), bits_around(-(2.0**50), 50_000),
+                  bits_around(np.finfo(np.float32).max, 50_000)[:50_000],
+                  np.float32([1e16, -1e16, 1e30])]
     return np.concatenate(grids)
 
 
@@ -220,10 +234,6 @@ def test_float_accuracy(op):
     y = compiled(op, "float")(x)
     with np.errstate(all="ignore"):
         ref = REFERENCE[op](x.astype(np.float64))
-    if op in ("sin", "cos"):
-        huge = np.isfinite(x) & (np.abs(x) >= SINCOS_LIMIT)
-        assert np.all(y[huge] == 0.0)  # documented: no accuracy there, but a value in [-1, 1]
-        x, y, ref = x[~huge], y[~huge], ref[~huge]
     err = ulp_error(y, ref)
     worst = int(np.argmax(err))
     assert err[worst] <= F32_BOUND[op], (
@@ -255,6 +265,14 @@ def test_double_libm(op):
     x = np.concatenate([np.linspace(-50, 50, 10_001), [1e-300, 1e300, -1e22]])
     y = compiled(op, "double")(x)
     assert ulp_error(y, REFERENCE[op](x.astype(np.longdouble))).max() <= 2.0  # glibc: <= 2 ulp
+
+
+def test_inverse_pi_bits():
+    """The 256 bits of 1/pi that sin/cos reduce huge arguments with."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workprec(400):
+        want = int(mpmath.floor(mpmath.mpf(2) ** 256 / mpmath.pi))
+    assert mathlib._INV_PI_BITS == want
 
 
 # ---------------------------------------------------------------------------- special values
@@ -342,11 +360,15 @@ def test_float_pow_special_values():
     assert not bad.size, [(x[i], y[i], got[i], want[i]) for i in bad[:10]]
 
 
-def test_sincos_bounded_for_huge_arguments():
-    x = np.float32([SINCOS_LIMIT, -SINCOS_LIMIT, MAX32, -MAX32, 1e20, -3e38, 2**50 - 2**26])
-    for op in ("sin", "cos"):
-        y = compiled(op, "float")(x)
-        assert np.all(np.abs(y) <= 1.0), (op, y)
+@pytest.mark.parametrize("op", ["sin", "cos"])
+def test_sincos_huge_arguments(op):
+    """The issue's cases: 0 was returned for every |x| >= 2^50 (the mean over a period)."""
+    x = np.float32([1e16, -1e16, 2.0**50, -(2.0**50), 2.0**50 - 2**26, MAX32, -MAX32, 1e20, -3e38,
+                    *SINCOS_HARD_F32])
+    y = compiled(op, "float")(x)
+    ref = REFERENCE[op](x.astype(np.float64))
+    err = ulp_error(y, ref)
+    assert err.max() <= F32_BOUND[op], list(zip(x[err > F32_BOUND[op]], y[err > F32_BOUND[op]]))
 
 
 # ---------------------------------------------------------------------------- vectorization

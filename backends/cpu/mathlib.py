@@ -5,14 +5,15 @@ loop that contains a call.  The functions here are written out as straight-line 
 `internal`, `alwaysinline`, no calls, no loops, no branches (special cases are `select`s), so
 that once inlined into a kernel its loop vectorizes (to zmm code on an AVX-512 host).
 
-The intrinsics used (fma, fabs, copysign) lower to instructions on an FMA-capable x86 host.
+The intrinsics used (fma, fabs, copysign, fshl) lower to instructions on an FMA-capable x86
+host (fshl, a funnel shift: one with AVX-512 VBMI2, two shifts and an or without).
 The text never `declare`s them: the LLVM >= 19 IR parser declares intrinsics implicitly, and an
 explicit declaration would clash with one the kernel module may already have.
 
 Max error, in ulp of the result, against numpy computing in float64 (for float) or long double:
   float  exp 1.06, log 0.90, tanh 1.58 (every float input checked);
-         sin, cos 0.501 ulp for |x| < 2^50 (reduction in double).  For 2^50 <= |x| < inf, where
-         one float step spans millions of periods, they return 0 (the mean over a period).
+         sin, cos 0.5012 over the whole range (every float from 2^50 up checked; below, the
+         reduction in double is exact and the polynomial 2^-33.7).
   double exp 0.92, log 0.84 (32 million samples each).
          erf 0.59 (computed in double; 2 million points), pow 0.50 (in double; 3 million
          pairs, special values exactly as C99).
@@ -258,23 +259,29 @@ _SIN_S = _hex("-0x1.55555531ca733p-3", "0x1.11110700bab64p-7", "-0x1.a0163fb7b75
               "0x1.713fbd30efcf3p-19", "-0x1.966bd1f6c7dbap-26")
 _PIO2 = _hex("0x1.921fb54442d18p0", "0x1.1a62633145c07p-54", "-0x1.f1976b7ed8fbcp-110")
 _INV_PI = float.fromhex("0x1.45f306dc9c883p-2")
-_SINCOS_LIMIT = 2.0**50  # the quotient below is an exact integer up to here
+_CODY_WAITE_LIMIT = 2.0**50  # below, the quotient is an exact integer and the reduction exact
+
+# 1/pi to 256 bits, as four 64-bit words: word i holds the bits of weight 2^-(64i+1) ..
+# 2^-(64i+64).  The digits are those of 2/pi (fdlibm's ipio2 table: a2f983 6e4e44 1529fc ...)
+# halved; tests/test_cpu_mathlib.py checks them against mpmath.
+_INV_PI_BITS = int("a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561", 16) >> 1
+_INV_PI_WORDS = [(_INV_PI_BITS >> (64 * (3 - i))) & (2**64 - 1) for i in range(4)]
 
 
-def _sincos(b: _Builder, x: _V, cosine: bool) -> _V:
-    """sin or cos of a float, computed in double with one polynomial.
+def _signed(word: int) -> int:
+    """An unsigned 64-bit word as the i64 literal LLVM reads."""
+    return word - 2**64 if word >= 2**63 else word
 
-    sin: a = |x| = n*pi + r, sin(x) = sign(x) * (-1)^n * sin(r), n = rint(a/pi).
-    cos: a = (2n + 1)*pi/2 + r, cos(x) = (-1)^(n+1) * sin(r), n = rint(a/pi - 1/2) (SLEEF).
-    Cody-Waite reduction with pi/2 split in three doubles: for |x| < 2^50 the integer is exact
-    (rounded by adding 1.5*2^52) and r has a relative error ~2^-52, also next to multiples of
-    pi/2, where |x| - q*pi2_hi is exact (a float's last bit is above 2^-52 there).  Beyond 2^50
-    a float step spans > 10^7 periods and r means nothing: the result is 0 there (the mean over
-    a period), nan for inf.
+
+def _cody_waite(b: _Builder, a: _V, cosine: bool) -> tuple[_V, _V]:
+    """(r, h) for a = |x| (double) < 2^50: a = n*pi + r (sin) or (n + 1/2)*pi + r (cos) with
+    |r| <= pi/2, and an i64 h whose lowest bit is that of n.
+
+    n = rint(a/pi) is exact below 2^50 (rounded by adding 1.5*2^52, so it lands in z's low
+    bits), and so is a - q*pi2_hi for q = 2n (+1): r has a relative error ~2^-52 even next to
+    multiples of pi/2, where it is smallest (a float's last bit is above 2^-52 there).
     """
     c = b.c
-    ax = b.call("fabs", x)
-    a = b.cast("fpext", ax, "double")
     shift = c(float.fromhex("0x1.8p52"), "double")
     if cosine:
         z = b.op("fadd", b.fma(a, c(_INV_PI, "double"), c(-0.5, "double")), shift)
@@ -285,20 +292,71 @@ def _sincos(b: _Builder, x: _V, cosine: bool) -> _V:
     r = a
     for part in _PIO2:
         r = b.fma(q, c(-part, "double"), r)
+    return r, b.cast("bitcast", z, "i64")
+
+
+def _payne_hanek(b: _Builder, ax: _V, cosine: bool) -> tuple[_V, _V]:
+    """(r, h) as _cody_waite's, for any finite float ax = |x| >= 2^24, in integer arithmetic.
+
+    ax = m * 2^e with m the 24-bit integer significand.  a/pi mod 2 = m * 2^e * (1/pi) mod 2
+    needs only the bits of 1/pi from weight 2^-e down (the higher ones give multiples of 2): a
+    96-bit window W of them, cut out of the four constant words by two funnel shifts, gives
+    F = m*W*2^-95 mod 2, kept as the 64-bit fixed-point number T = F*2^63 (one integer bit).
+    The bits of 1/pi below the window and the product's low 32 bits dropped make T low by less
+    than 2^-62.99 half-periods; the float nearest a multiple of pi/2 (16367173 * 2^72) is
+    2^-30.9 half-periods from it, so r keeps a relative error below 2^-32.  A branch-free form
+    of ARM's optimized-routines sinf reduce_large, with shifts in place of its table (no
+    memory: vectorizes to plain integer code).
+    """
+    c, i64 = b.c, "i64"
+    bits = b.cast("zext", b.op("and", b.cast("bitcast", ax, "i32"), c(0x7FFFFFFF, "i32")), i64)
+    m = b.op("or", b.op("and", bits, c(0x7FFFFF, i64)), c(0x800000, i64))
+    # e = exponent - 150; the window's first bit (weight 2^-e) is bit o = e - 1 of the words
+    o = b.op("sub", b.op("lshr", bits, c(23, i64)), c(151, i64))
+    s = b.op("and", o, c(63, i64))
+    second = b.cmp("icmp", "sgt", o, c(63, i64))   # o < 128 for every float
+    w = [b.select(second, c(_signed(_INV_PI_WORDS[i + 1]), i64), c(_signed(_INV_PI_WORDS[i]), i64))
+         for i in range(3)]
+    hi = b.call("fshl", w[0], w[1], s)                                          # 64 bits
+    lo = b.op("lshr", b.call("fshl", w[1], w[2], s), c(32, i64))                # 32 more
+    t = b.op("add", b.op("mul", m, hi), b.op("lshr", b.op("mul", m, lo), c(32, i64)))
+    # u = (F + 1/2) * 2^63 mod 2^64: its top bit is that of n = rint(F) (for cos, F - 1/2 is
+    # reduced, and its u is t), the rest is F - n + 1/2.
+    u = t if cosine else b.op("add", t, c(2**62, i64))
+    frac = b.op("sub", b.op("and", u, c(2**63 - 1, i64)), c(2**62, i64))     # (F - n) * 2^63
+    r = b.op("fmul", b.cast("sitofp", frac, "double"), c(math.pi * 2.0**-63, "double"))
+    return r, b.op("lshr", u, c(63, i64))
+
+
+def _sincos(b: _Builder, x: _V, cosine: bool) -> _V:
+    """sin or cos of a float, computed in double with one polynomial.
+
+    sin: a = |x| = n*pi + r, sin(x) = sign(x) * (-1)^n * sin(r).
+    cos: a = (2n + 1)*pi/2 + r, cos(x) = (-1)^(n+1) * sin(r) (SLEEF).
+    Each element takes Cody-Waite's reduction below 2^50 and Payne-Hanek's at and above (one
+    compare, then selects: a vector computes both).  inf and nan take Cody-Waite's, which gives
+    nan for both.
+    """
+    c = b.c
+    ax = b.call("fabs", x)
+    a = b.cast("fpext", ax, "double")
+    r_small, h_small = _cody_waite(b, a, cosine)
+    r_big, h_big = _payne_hanek(b, ax, cosine)
+    big = b.op("and", b.cmp("fcmp", "oge", ax, c(_CODY_WAITE_LIMIT, "float")),
+               b.cmp("fcmp", "one", ax, c(math.inf, "float")))
+    r = b.select(big, r_big, r_small)
+    h = b.select(big, h_big, h_small)
     r2 = b.op("fmul", r, r)
     v = b.fma(b.op("fmul", r, r2), b.poly(r2, _SIN_S), r)
     # The sign flips for odd n (sin) or even n (cos), and sin takes the sign of x.
-    ni = b.cast("bitcast", z, "i64")  # low bits = n
     if cosine:
-        ni = b.op("add", ni, c(1, "i64"))
-    sign = b.op("shl", ni, c(63, "i64"))
+        h = b.op("add", h, c(1, "i64"))
+    sign = b.op("shl", h, c(63, "i64"))
     if not cosine:
         xsign = b.op("and", b.cast("bitcast", x, "i32"), c(-0x80000000, "i32"))
         sign = b.op("xor", sign, b.op("shl", b.cast("zext", xsign, "i64"), c(32, "i64")))
     v = b.cast("bitcast", b.op("xor", b.cast("bitcast", v, "i64"), sign), "double")
-    res = b.cast("fptrunc", v, "float")
-    huge = b.cmp("fcmp", "oge", ax, c(_SINCOS_LIMIT, "float"))
-    return b.select(huge, b.op("fsub", x, x), res)  # x - x: 0, or nan for inf
+    return b.cast("fptrunc", v, "float")
 
 
 # --------------------------------------------------------------------------- erf
