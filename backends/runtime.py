@@ -69,8 +69,9 @@ class Runtime:
             self.stats.kernels_compiled += 1
             return binary
 
-        binary = self.cache.get_or_compile(key, compile_now)
-        compiled = CompiledKernel(name, source, kernel, self.device.load(binary, name))
+        # (a cached binary that fails to load is treated as corrupt: compiled again and rewritten)
+        program = self.cache.load_or_compile(key, compile_now, lambda binary: self.device.load(binary, name))
+        compiled = CompiledKernel(name, source, kernel, program)
         self.loaded.put(name, compiled)
         return compiled
 

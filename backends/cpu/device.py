@@ -25,6 +25,7 @@ from ..pool import MemoryPool
 from ..protocol import Buffer, Program
 from .compiler import LLVM_LOCK, host_target
 from .jit import SharedJIT
+from .objcheck import check_object
 from .threads import NativePool, PythonPool, worker_pool
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -71,6 +72,7 @@ class CPUDevice:
     # ---- kernels --------------------------------------------------------------------------
 
     def load(self, binary: bytes, name: str) -> Program:
+        check_object(binary, name)   # (nothing LLVM would crash on reaches it: a cache entry may be bad)
         missing = [symbol for symbol in undefined_symbols(binary) if not _process_has(symbol)]
         if missing:
             # the JIT would link these to address 0 and the first call would crash the process
