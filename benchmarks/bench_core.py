@@ -103,6 +103,17 @@ def workloads(rng: np.random.Generator):
                    _torch(lambda t: t[0].sum(dim=1), x), _jax(lambda v: v.sum(axis=1), x), nbytes=x.nbytes)
     yield Workload("exp 16M", lambda: np.exp(a), lambda: la.exp().realize(), _torch(lambda t: t[0].exp(), a),
                    _jax(lambda v: jnp.exp(v), a), nbytes=8 * n)
+    # float32 sin/cos: |x| <= 10 takes the Cody-Waite reduction, |x| up to 1e30 the Payne-Hanek
+    # one (backends/cpu/mathlib.py); a vector computes both and selects, so the two should match
+    m = 1 << 20
+    for low, high in ((-10.0, 10.0), (-1e30, 1e30)):
+        v = rng.uniform(low, high, m).astype(np.float32)
+        lv = lt.asarray(v)
+        for fn in ("sin", "cos"):
+            yield Workload(f"{fn} 1M fp32 in [{low:g}, {high:g}]", lambda v=v, fn=fn: getattr(np, fn)(v),
+                           lambda lv=lv, fn=fn: getattr(lv, fn)().realize(),
+                           _torch(lambda t, fn=fn: getattr(t[0], fn)(), v),
+                           _jax(lambda u, fn=fn: getattr(jnp, fn)(u), v), nbytes=8 * m)
     for size in (1024, 2048):
         p, q = (rng.standard_normal((size, size)).astype(np.float32) for _ in range(2))
         lp, lq = lt.asarray(p), lt.asarray(q)
