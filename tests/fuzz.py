@@ -1,0 +1,1504 @@
+"""A seeded differential fuzzer: small random programs run on numpy and on lazytensor, compared.
+
+A program is a straight list of steps over variables v0, v1, ...: the inputs (random arrays of all
+12 dtypes, of odd shapes: 0-d, 0- and 1-sized axes, now and then long axes) and the results of
+random operations of every family (elementwise, casts, reductions with keepdims, movement and
+views, indexing and writes `x[idx] = v`, matmul, sorting and scans, creation). A value may be read
+by several later steps; several outputs are realized together (`lt.realize(a, b, c)`). A step is
+kept only where numpy defines its result (no integer division by zero, no float -> int cast out of
+range, ...: `undefined`) and where it does not run into a defect already known (KNOWN_DEFECTS).
+Each step carries its lazytensor source and its numpy source, so a failure prints as a
+self-contained Python script, and the same seed gives the same program.
+
+Floating-point tolerance comes from the program itself: the numpy reference runs again, several
+times, with the result of every rounding step nudged by the error that step may make (an ulp for
+`+`, a few for transcendentals, eps * sum|x| for a sum, ...). An output element may differ from
+numpy by twice what the nudges moved it; an element that the nudges change discretely (a
+comparison, a cast to int, an argmax near a tie, an int index) is not compared. Integers and bools
+are compared exactly, shapes and dtypes always.
+
+    python tests/fuzz.py --device cpu --minutes 30 --seed 0    # the long mode (a worker process)
+    python tests/fuzz.py --device cpu --show 1234               # one program, as a script
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+if __name__ == "__main__":  # a run of its own: a private kernel cache, like the test session's
+    os.environ.setdefault("LT_CACHE_DIR", tempfile.mkdtemp(prefix="lt-fuzz-cache-"))
+
+import lazytensor as lt  # noqa: E402
+
+MAX_OPS = 12           # steps per program (deep graphs are KNOWN_DEFECTS (10); these stay shallow)
+SMALL_SIZE = 400       # elements per input, most of the time
+LARGE_SIZE = 6000      # now and then: past the cpu's 4096-term sum blocks and vector tails
+NUDGED_RUNS = 4        # reference runs with each rounding step nudged (all up, all down, 2 mixed)
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64"]
+INTS = [d for d in DTYPES if d[0] in "iu"]
+FLOATS = ["float16", "float32", "float64"]
+
+# Helpers the numpy side of a program calls (numpy has no erf, no descending sort); the same text
+# is executed here and printed into every reproduction, so both always agree.
+NUMPY_HELPERS = '''
+def _erf(x):
+    """math.erf per element, in the float dtype numpy's ufuncs give x's dtype."""
+    dtype = np.exp(np.zeros((), x.dtype)).dtype
+    return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64)).astype(dtype)
+
+
+def _argsort_desc(x, axis):
+    """Stable descending order with nan last (lazytensor's documented order)."""
+    key = -x if x.dtype.kind == "f" else ~x   # ~ reverses the order of bools and every int type
+    return np.argsort(key, axis=axis, kind="stable")
+
+
+def _sort_desc(x, axis):
+    return np.take_along_axis(x, _argsort_desc(x, axis), axis=axis)
+'''
+NP_ENV: dict = {"np": np, "math": math, "nan": math.nan, "inf": math.inf}
+exec(NUMPY_HELPERS, NP_ENV)
+
+
+# ---- programs ----------------------------------------------------------------------------------
+
+@dataclass
+class Step:
+    """One line of a program. kind "expr": `target = <source>`; "write": a statement that changes
+    `target` in place (`v3[1:] = v1`, `v3 += 2`); "peek": lazytensor realizes `target` mid-way.
+    `op` names the operation for the checks, the error models and KNOWN_DEFECTS; `params` holds
+    what they need (axis, keepdims, scalar operands, the index)."""
+    kind: str
+    op: str
+    target: str
+    lt: str
+    np: str
+    args: tuple = ()
+    params: dict = field(default_factory=dict)
+    error: str = "exact"
+
+    def lt_statement(self) -> str:
+        if self.kind == "expr":
+            return f"{self.target} = {self.lt}"
+        if self.kind == "peek":
+            return f"{self.target}.numpy()  # realized mid-way"
+        return self.lt
+
+    def np_statement(self) -> str:
+        return f"{self.target} = {self.np}" if self.kind == "expr" else self.np
+
+
+@dataclass
+class Program:
+    seed: int
+    device: str
+    inputs: dict = field(default_factory=dict)     # name -> numpy array
+    steps: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)    # names realized together at the end
+
+    def names(self) -> list:
+        seen = list(self.inputs)
+        for step in self.steps:
+            if step.kind == "expr" and step.target not in seen:
+                seen.append(step.target)
+        return seen
+
+    def new_name(self) -> str:
+        return f"v{sum(s.kind == 'expr' for s in self.steps)}"
+
+    def producer(self, name: str, before: Optional[int] = None) -> Optional[Step]:
+        """The step that last assigned `name` (before step index `before`), None for an input."""
+        steps = self.steps if before is None else self.steps[:before]
+        return next((s for s in reversed(steps) if s.target == name and s.kind == "expr"), None)
+
+
+# ---- random values -----------------------------------------------------------------------------
+
+def random_dim(rng: np.random.Generator) -> int:
+    r = rng.random()
+    if r < 0.08:
+        return 0
+    if r < 0.35:
+        return 1
+    if r < 0.93:
+        return int(rng.integers(2, 9))
+    return int(rng.choice([13, 17, 31, 64, 100, 257]))
+
+
+def fit_size(shape: list, limit: int) -> tuple:
+    """`shape` with its largest axes halved until it holds at most `limit` elements."""
+    shape = list(shape)
+    while math.prod(shape) > limit:
+        a = int(np.argmax(shape))
+        shape[a] = max(1, shape[a] // 2)
+    return tuple(shape)
+
+
+def random_shape(rng: np.random.Generator) -> tuple:
+    if rng.random() < 0.03:  # a long axis: sum blocks, vector tails, several threads
+        return tuple(rng.permutation([int(rng.integers(4097, LARGE_SIZE)), 1])[: int(rng.integers(1, 3))])
+    ndim = int(rng.choice([0, 1, 2, 3, 4], p=[0.1, 0.3, 0.3, 0.2, 0.1]))
+    return fit_size([random_dim(rng) for _ in range(ndim)], SMALL_SIZE)
+
+
+def broadcast_partner(rng: np.random.Generator, shape: tuple) -> tuple:
+    """A shape that broadcasts with `shape`: a suffix of it with some axes 1 (or the other way
+    round: a 1 of `shape` given a size), sometimes with a new leading axis."""
+    k = int(rng.integers(0, len(shape) + 1))
+    dims = []
+    for n in shape[len(shape) - k:]:
+        r = rng.random()
+        dims.append(1 if r < 0.3 else (int(rng.integers(2, 5)) if n == 1 and r < 0.45 else n))
+    if rng.random() < 0.15:
+        dims.insert(0, int(rng.choice([1, 2, 3])))
+    return fit_size(dims, SMALL_SIZE)
+
+
+def special_values(dtype: str) -> list:
+    if dtype == "bool":
+        return [True, False]
+    if dtype in INTS:
+        info = np.iinfo(dtype)
+        return [int(info.min), int(info.max), 0, 1, int(info.max) // 2 + 1, int(info.min) + 1]
+    info = np.finfo(dtype)
+    return [0.0, -0.0, math.nan, math.inf, -math.inf, 0.5, 1.5, 2.5, -2.5, float(info.max),
+            float(info.tiny), float(info.smallest_subnormal), 1e4, -3e4, math.pi]
+
+
+def random_values(rng: np.random.Generator, shape: tuple, dtype: str) -> np.ndarray:
+    """Values of `dtype`: small integers, normal floats of a random scale (sometimes whole
+    numbers, for ties), and now and then the dtype's edges (extremes, -0.0, nan, inf, subnormals)."""
+    if dtype == "bool":
+        values = rng.random(shape) < 0.5
+    elif dtype in INTS:
+        info = np.iinfo(dtype)
+        values = rng.integers(max(int(info.min), -20), min(int(info.max), 40), size=shape, endpoint=True)
+        values = values.astype(dtype)
+    else:
+        values = rng.standard_normal(shape) * 10.0 ** int(rng.integers(-3, 4))
+        if rng.random() < 0.2:
+            values = np.round(values * 2) / 2
+        with np.errstate(over="ignore"):
+            values = values.astype(dtype)
+    values = np.asarray(values)
+    if values.size and rng.random() < 0.25:
+        picks = rng.integers(0, values.size, size=int(rng.integers(1, max(2, values.size // 4))))
+        specials = special_values(dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values.reshape(-1)[picks] = np.asarray([specials[i] for i in rng.integers(0, len(specials), len(picks))]).astype(dtype)
+    return values
+
+
+def random_dtype(rng: np.random.Generator) -> str:
+    return DTYPES[int(rng.integers(0, len(DTYPES)))]
+
+
+def random_scalar(rng: np.random.Generator, dtype: np.dtype) -> Any:
+    """A Python scalar to combine with an array of `dtype` (weak, as numpy 2 treats it)."""
+    kind = dtype.kind
+    r = rng.random()
+    if kind == "b" and r < 0.5:
+        return bool(rng.random() < 0.5)
+    if (kind in "iub" and r < 0.8) or (kind == "f" and r < 0.3):
+        return int(rng.choice([-3, -2, -1, 0, 1, 2, 3, 5, 7])) if kind != "u" else int(rng.choice([0, 1, 2, 3, 5, 7]))
+    return float(rng.choice([0.5, -1.5, 2.0, 1e-3, 3.25, -0.0, 0.1, 100.0, math.nan, math.inf, 1e30]))
+
+
+# ---- source text -------------------------------------------------------------------------------
+
+def lit(value: Any) -> str:
+    """Python source for a scalar, array or index item, exact (floats by repr, so they round-trip)."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, np.ndarray):
+        dtype = "np.bool" if value.dtype == np.bool_ else f"np.{value.dtype.name}"
+        if value.ndim == 1 and value.size:
+            return f"np.array({value.tolist()!r}, dtype={dtype})"
+        return f"np.array({value.reshape(-1).tolist()!r}, dtype={dtype}).reshape({value.shape!r})"
+    if isinstance(value, slice):
+        parts = ["" if v is None else str(v) for v in (value.start, value.stop, value.step)]
+        return ":".join(parts[:2]) + (f":{parts[2]}" if value.step is not None else "")
+    if value is Ellipsis:
+        return "..."
+    return repr(value)
+
+
+def index_source(items: tuple) -> str:
+    return ", ".join(lit(i) for i in items) if items else "()"
+
+
+def operand(value: Any) -> str:
+    """Source for a binary operand: a variable's name, or a Python scalar."""
+    return value if isinstance(value, str) else lit(value)
+
+
+def operand_value(value: Any, ns: dict) -> Any:
+    """A variable's array, or the Python scalar itself (numpy 2 treats it as weak)."""
+    return ns[value] if isinstance(value, str) else value
+
+
+def lt_dtype(name: str) -> str:
+    return f"lt.{name}"
+
+
+def np_dtype(name: str) -> str:
+    return f"np.{name}"
+
+
+# ---- the op families: each proposes one random step (or None), built from existing variables --
+
+UNARY = {  # name: (lazytensor, numpy, kinds it takes, error model)
+    "neg": ("-{0}", "-{0}", "iuf", "exact"),
+    "abs": ("lt.abs({0})", "np.abs({0})", "biuf", "exact"),
+    "exp": ("lt.exp({0})", "np.exp({0})", "biuf", "transcendental"),
+    "log": ("lt.log({0})", "np.log({0})", "biuf", "transcendental"),
+    "sqrt": ("lt.sqrt({0})", "np.sqrt({0})", "biuf", "round"),
+    "sin": ("lt.sin({0})", "np.sin({0})", "biuf", "transcendental"),
+    "cos": ("lt.cos({0})", "np.cos({0})", "biuf", "transcendental"),
+    "tan": ("lt.tan({0})", "np.tan({0})", "biuf", "transcendental"),
+    "tanh": ("lt.tanh({0})", "np.tanh({0})", "biuf", "transcendental"),
+    "asin": ("lt.asin({0})", "np.arcsin({0})", "biuf", "transcendental"),
+    "acos": ("lt.acos({0})", "np.arccos({0})", "biuf", "transcendental"),
+    "atan": ("lt.atan({0})", "np.arctan({0})", "biuf", "transcendental"),
+    "sinh": ("lt.sinh({0})", "np.sinh({0})", "biuf", "transcendental"),
+    "cosh": ("lt.cosh({0})", "np.cosh({0})", "biuf", "transcendental"),
+    "asinh": ("lt.asinh({0})", "np.arcsinh({0})", "biuf", "transcendental"),
+    "acosh": ("lt.acosh({0})", "np.arccosh({0})", "biuf", "transcendental"),
+    "atanh": ("lt.atanh({0})", "np.arctanh({0})", "biuf", "transcendental"),
+    "expm1": ("lt.expm1({0})", "np.expm1({0})", "biuf", "transcendental"),
+    "log1p": ("lt.log1p({0})", "np.log1p({0})", "biuf", "transcendental"),
+    "log2": ("lt.log2({0})", "np.log2({0})", "biuf", "transcendental"),
+    "log10": ("lt.log10({0})", "np.log10({0})", "biuf", "transcendental"),
+    "erf": ("lt.erf({0})", "_erf({0})", "biuf", "transcendental"),
+    "floor": ("lt.floor({0})", "np.floor({0})", "f", "exact"),
+    "ceil": ("lt.ceil({0})", "np.ceil({0})", "f", "exact"),
+    "trunc": ("lt.trunc({0})", "np.trunc({0})", "f", "exact"),
+    "round": ("lt.round({0})", "np.round({0})", "f", "exact"),
+    # the Array API's rounding of integers is the identity (numpy would give floats): on purpose
+    "floor_int": ("lt.floor({0})", "{0}.copy()", "biu", "exact"),
+    "round_int": ("lt.round({0})", "{0}.copy()", "biu", "exact"),
+    "sign": ("lt.sign({0})", "np.sign({0})", "iuf", "exact"),
+    "square": ("lt.square({0})", "np.square({0})", "iuf", "round"),
+    "positive": ("lt.positive({0})", "np.positive({0})", "iuf", "exact"),
+    "reciprocal": ("lt.reciprocal({0})", "np.divide(1, {0})", "iuf", "round"),
+    "signbit": ("lt.signbit({0})", "np.signbit({0})", "iuf", "exact"),
+    "isnan": ("lt.isnan({0})", "np.isnan({0})", "biuf", "exact"),
+    "isinf": ("lt.isinf({0})", "np.isinf({0})", "biuf", "exact"),
+    "isfinite": ("lt.isfinite({0})", "np.isfinite({0})", "biuf", "exact"),
+    "logical_not": ("lt.logical_not({0})", "np.logical_not({0})", "biuf", "exact"),
+    "invert": ("~{0}", "~{0}", "biu", "exact"),
+}
+
+BINARY = {  # name: (lazytensor, numpy, error model)
+    "add": ("{0} + {1}", "{0} + {1}", "round"),
+    "sub": ("{0} - {1}", "{0} - {1}", "round"),
+    "mul": ("{0} * {1}", "{0} * {1}", "round"),
+    "truediv": ("{0} / {1}", "{0} / {1}", "round"),
+    "floordiv": ("{0} // {1}", "{0} // {1}", "round"),
+    "mod": ("{0} % {1}", "{0} % {1}", "round"),
+    "pow": ("{0} ** {1}", "{0} ** {1}", "transcendental"),
+    "and": ("{0} & {1}", "{0} & {1}", "exact"),
+    "or": ("{0} | {1}", "{0} | {1}", "exact"),
+    "xor": ("{0} ^ {1}", "{0} ^ {1}", "exact"),
+    "lshift": ("{0} << {1}", "{0} << {1}", "exact"),
+    "rshift": ("{0} >> {1}", "{0} >> {1}", "exact"),
+    "lt": ("{0} < {1}", "{0} < {1}", "exact"),
+    "le": ("{0} <= {1}", "{0} <= {1}", "exact"),
+    "gt": ("{0} > {1}", "{0} > {1}", "exact"),
+    "ge": ("{0} >= {1}", "{0} >= {1}", "exact"),
+    "eq": ("{0} == {1}", "{0} == {1}", "exact"),
+    "ne": ("{0} != {1}", "{0} != {1}", "exact"),
+    "maximum": ("lt.maximum({0}, {1})", "np.maximum({0}, {1})", "exact"),
+    "minimum": ("lt.minimum({0}, {1})", "np.minimum({0}, {1})", "exact"),
+    "atan2": ("lt.atan2({0}, {1})", "np.arctan2({0}, {1})", "transcendental"),
+    "hypot": ("lt.hypot({0}, {1})", "np.hypot({0}, {1})", "transcendental"),
+    "copysign": ("lt.copysign({0}, {1})", "np.copysign({0}, {1})", "exact"),
+    "logaddexp": ("lt.logaddexp({0}, {1})", "np.logaddexp({0}, {1})", "transcendental"),
+    "logical_and": ("lt.logical_and({0}, {1})", "np.logical_and({0}, {1})", "exact"),
+    "logical_xor": ("lt.logical_xor({0}, {1})", "np.logical_xor({0}, {1})", "exact"),
+}
+INPLACE = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "floordiv": "//=", "mod": "%=",
+           "and": "&=", "or": "|=", "xor": "^=", "pow": "**="}
+
+REDUCTIONS = {  # name: (lazytensor method or function, numpy function, error model)
+    "sum": ("{0}.sum", "np.sum", "sum"),
+    "prod": ("{0}.prod", "np.prod", "prod"),
+    "max": ("{0}.max", "np.max", "exact"),
+    "min": ("{0}.min", "np.min", "exact"),
+    "mean": ("{0}.mean", "np.mean", "mean"),
+    "var": ("{0}.var", "np.var", "var"),
+    "std": ("{0}.std", "np.std", "std"),
+    "all": ("{0}.all", "np.all", "exact"),
+    "any": ("{0}.any", "np.any", "exact"),
+    "argmax": ("{0}.argmax", "np.argmax", "exact"),
+    "argmin": ("{0}.argmin", "np.argmin", "exact"),
+    "count_nonzero": ("lt.count_nonzero", "np.count_nonzero", "exact"),
+}
+
+
+class Proposer:
+    """What the op families below share: the random source, the program, its numpy values."""
+
+    def __init__(self, rng: np.random.Generator, program: Program, ns: dict):
+        self.rng, self.program, self.ns = rng, program, ns
+
+    def chance(self, p: float) -> bool:
+        return bool(self.rng.random() < p)
+
+    def choice(self, options):
+        return options[int(self.rng.integers(0, len(options)))]
+
+    def pick(self, accept: Callable[[np.ndarray], bool] = lambda v: True) -> Optional[str]:
+        """A variable, the newest one half the time (so programs grow deep), else any."""
+        names = [n for n in self.program.names() if accept(self.ns[n])]
+        if not names:
+            return None
+        return names[-1] if self.chance(0.5) else self.choice(names)
+
+    def new_input(self, shape: tuple, dtype: str) -> str:
+        name = f"x{len(self.program.inputs)}"
+        self.program.inputs[name] = random_values(self.rng, shape, dtype)
+        self.ns[name] = self.program.inputs[name].copy()
+        return name
+
+    def partner(self, shape: tuple, dtype: Optional[str] = None) -> str:
+        """A variable whose shape broadcasts with `shape`: an existing one or a new input."""
+        fits = [n for n in self.program.names() if _broadcasts(self.ns[n].shape, shape)]
+        if fits and self.chance(0.6):
+            return self.choice(fits)
+        dtype = dtype if dtype and self.chance(0.5) else random_dtype(self.rng)
+        return self.new_input(broadcast_partner(self.rng, shape), dtype)
+
+    def axis(self, ndim: int, allow_tuple: bool = True, allow_none: bool = True):
+        r = self.rng.random()
+        if ndim == 0 or (allow_none and r < 0.25):
+            return None if allow_none or ndim == 0 else 0
+        if not allow_tuple or r < 0.7:
+            return int(self.rng.integers(-ndim, ndim))
+        count = int(self.rng.integers(0 if self.chance(0.1) else 1, ndim + 1))
+        axes = [int(a) - (ndim if self.chance(0.3) else 0) for a in self.rng.permutation(ndim)[:count]]
+        return tuple(axes)
+
+    def expr(self, op: str, lt_src: str, np_src: str, args: tuple, error: str = "exact", **params) -> Step:
+        return Step("expr", op, self.program.new_name(), lt_src, np_src, tuple(args), params, error)
+
+
+def _broadcasts(a: tuple, b: tuple) -> bool:
+    return all(x == y or x == 1 or y == 1 for x, y in zip(a[::-1], b[::-1]))
+
+
+def _kinds(value: np.ndarray) -> str:
+    return value.dtype.kind
+
+
+def propose_unary(p: Proposer) -> Optional[Step]:
+    name = p.choice(list(UNARY))
+    lt_src, np_src, kinds, error = UNARY[name]
+    x = p.pick(lambda v: v.dtype.kind in kinds)
+    if x is None:
+        return None
+    return p.expr(name, lt_src.format(x), np_src.format(x), (x,), error)
+
+
+def propose_binary(p: Proposer) -> Optional[Step]:
+    name = p.choice(list(BINARY))
+    lt_src, np_src, error = BINARY[name]
+    a = p.pick()
+    if a is None:
+        return None
+    value = p.ns[a]
+    if p.chance(0.3):
+        b = random_scalar(p.rng, value.dtype)
+    else:
+        b = p.partner(value.shape, value.dtype.name)
+    if p.chance(0.5):
+        a, b = b, a
+    args = tuple(v for v in (a, b) if isinstance(v, str))
+    return p.expr(name, lt_src.format(operand(a), operand(b)), np_src.format(operand(a), operand(b)),
+                  args, error, a=a, b=b)
+
+
+def propose_where(p: Proposer) -> Optional[Step]:
+    c = p.pick()
+    a = p.partner(p.ns[c].shape)
+    b = random_scalar(p.rng, p.ns[a].dtype) if p.chance(0.3) else p.partner(p.ns[c].shape)
+    src = f"where({c}, {a}, {operand(b)})"
+    return p.expr("where", f"lt.{src}", f"np.{src}", tuple(v for v in (c, a, b) if isinstance(v, str)))
+
+
+def propose_clip(p: Proposer) -> Optional[Step]:
+    x = p.pick(lambda v: v.dtype.kind in "iuf")
+    if x is None:
+        return None
+    kind = p.ns[x].dtype.kind
+    bounds = sorted(float(v) if kind == "f" else int(v) for v in p.rng.integers(-5 if kind != "u" else 0, 8, 2))
+    lo, hi = [None if p.chance(0.2) else v for v in bounds]
+    src = f"clip({x}, {lit(lo)}, {lit(hi)})"
+    return p.expr("clip", f"lt.{src}", f"np.{src}", (x,))
+
+
+def propose_cast(p: Proposer) -> Optional[Step]:
+    x = p.pick()
+    dtype = random_dtype(p.rng)
+    return p.expr("cast", f"{x}.astype({lt_dtype(dtype)})", f"{x}.astype({np_dtype(dtype)})", (x,),
+                  "round" if dtype in FLOATS else "exact", dtype=dtype)
+
+
+def propose_reduction(p: Proposer) -> Optional[Step]:
+    name = p.choice(list(REDUCTIONS))
+    lt_fn, np_fn, error = REDUCTIONS[name]
+    x = p.pick()
+    ndim = p.ns[x].ndim
+    axis = p.axis(ndim, allow_tuple=not name.startswith("arg"))
+    keepdims = p.chance(0.5)
+    extra = ""
+    if name in ("var", "std") and p.chance(0.4):
+        extra = ", correction=1"
+    lt_call = (f"{lt_fn.format(x)}(axis={axis!r}, keepdims={keepdims}{extra})" if "{0}." in lt_fn
+               else f"{lt_fn}({x}, axis={axis!r}, keepdims={keepdims})")
+    np_call = f"{np_fn}({x}, axis={axis!r}, keepdims={keepdims}{extra.replace('correction', 'ddof')})"
+    axes = range(ndim) if axis is None else ([axis] if isinstance(axis, int) else axis)
+    count = math.prod(p.ns[x].shape[a] for a in axes)
+    return p.expr(name, lt_call, np_call, (x,), error, axis=axis, keepdims=keepdims, n=count)
+
+
+def random_reshape(p: Proposer, shape: tuple) -> tuple:
+    size = math.prod(shape)
+    if size == 0:
+        dims = [random_dim(p.rng) for _ in range(int(p.rng.integers(1, 4)))]
+        dims[int(p.rng.integers(0, len(dims)))] = 0
+        return tuple(dims)
+    dims, rest = [], size
+    for f in range(2, rest + 1):  # split the size into random factors
+        while rest % f == 0 and p.chance(0.7):
+            dims.append(f)
+            rest //= f
+        if rest == 1:
+            break
+    if rest > 1:
+        dims.append(rest)
+    dims = [int(d) for d in p.rng.permutation(dims)] if dims else []
+    merged = []
+    for d in dims:  # merge some neighbours, sprinkle ones
+        if merged and p.chance(0.4):
+            merged[-1] *= d
+        else:
+            merged.append(d)
+        if p.chance(0.15):
+            merged.append(1)
+    if merged and p.chance(0.3):
+        merged[int(p.rng.integers(0, len(merged)))] = -1
+    return tuple(merged)
+
+
+def random_basic_index(p: Proposer, shape: tuple, for_write: bool = False) -> tuple:
+    """ints (negative too), slices with any steps (negative, empty, past the ends), None, `...`."""
+    items = []
+    ndim = len(shape)
+    used = int(p.rng.integers(0, ndim + 1)) if p.chance(0.3) else ndim
+    for n in shape[:used]:
+        r = p.rng.random()
+        if r < 0.15 and n > 0:
+            items.append(int(p.rng.integers(-n, n)))
+        elif r < 0.45:
+            items.append(slice(None))
+        else:
+            ends = [None, None, 0, 1, -1, -2, n, n + 2, -n - 1, n // 2]
+            step = p.choice([None, 1, 1, 2, 3, -1, -1, -2, -3])
+            items.append(slice(p.choice(ends), p.choice(ends), step))
+        if not for_write and p.chance(0.08):
+            items.append(None)
+    if p.chance(0.15):
+        items.insert(int(p.rng.integers(0, len(items) + 1)), Ellipsis)
+    return tuple(items)
+
+
+def propose_movement(p: Proposer) -> Optional[Step]:
+    x = p.pick()
+    value = p.ns[x]
+    shape, ndim = value.shape, value.ndim
+    kind = p.choice(["reshape", "permute", "T", "moveaxis", "mT", "expand", "squeeze", "unsqueeze",
+                     "slice", "slice", "slice", "flip", "pad", "concat", "stack", "roll", "tile",
+                     "repeat", "tril", "diff"])
+    if kind == "reshape":
+        new = random_reshape(p, shape)
+        return p.expr(kind, f"{x}.reshape({new!r})", f"{x}.reshape({new!r})", (x,))
+    if kind == "permute":
+        order = tuple(int(a) for a in p.rng.permutation(ndim))
+        return p.expr(kind, f"{x}.permute({order!r})", f"np.transpose({x}, {order!r})", (x,))
+    if kind == "T":
+        return p.expr(kind, f"{x}.T", f"{x}.T", (x,))
+    if kind == "moveaxis" and ndim:
+        src, dst = (int(v) for v in p.rng.integers(-ndim, ndim, 2))
+        return p.expr(kind, f"lt.moveaxis({x}, {src}, {dst})", f"np.moveaxis({x}, {src}, {dst})", (x,))
+    if kind == "mT" and ndim >= 2:
+        return p.expr(kind, f"{x}.mT", f"np.matrix_transpose({x})", (x,))
+    if kind == "expand":
+        new = tuple(int(p.choice([0, 1, 2, 3, 5])) if n == 1 and p.chance(0.6) else n for n in shape)
+        new = tuple(int(p.rng.integers(1, 4)) for _ in range(int(p.rng.integers(0, 3)))) + new
+        new = fit_size(list(new), LARGE_SIZE) if math.prod(new) > LARGE_SIZE else new
+        lt_src = f"{x}.expand({new!r})" if p.chance(0.5) else f"lt.broadcast_to({x}, {new!r})"
+        return p.expr(kind, lt_src, f"np.broadcast_to({x}, {new!r})", (x,), shape=new)
+    if kind == "squeeze":
+        ones = [a for a, n in enumerate(shape) if n == 1]
+        axis = None if not ones or p.chance(0.3) else p.choice(ones) - (ndim if p.chance(0.3) else 0)
+        return p.expr(kind, f"{x}.squeeze({axis!r})", f"np.squeeze({x}, {axis!r})", (x,))
+    if kind == "unsqueeze":
+        axis = int(p.rng.integers(-ndim - 1, ndim + 1))
+        return p.expr(kind, f"lt.expand_dims({x}, {axis})", f"np.expand_dims({x}, {axis})", (x,))
+    if kind == "slice":
+        items = random_basic_index(p, shape)
+        src = f"{x}[{index_source(items)}]"
+        return p.expr(kind, src, src, (x,), index=items)
+    if kind == "flip":
+        axis = p.axis(ndim)
+        return p.expr(kind, f"lt.flip({x}, axis={axis!r})", f"np.flip({x}, axis={axis!r})", (x,))
+    if kind == "pad" and ndim:
+        widths = tuple((int(a), int(b)) for a, b in p.rng.integers(0, 3, (ndim, 2)))
+        fill = random_scalar(p.rng, value.dtype) if p.chance(0.5) else 0
+        if value.dtype.kind == "b":
+            fill = bool(fill) if not isinstance(fill, float) else True
+        elif value.dtype.kind in "iu":
+            fill = int(fill) if not isinstance(fill, float) else 1
+        return p.expr(kind, f"lt.pad({x}, {widths!r}, value={lit(fill)})",
+                      f"np.pad({x}, {widths!r}, constant_values={lit(fill)})", (x,))
+    if kind in ("concat", "stack") and ndim:
+        same = [n for n in p.program.names() if p.ns[n].ndim == ndim
+                and (kind == "stack" and p.ns[n].shape == shape
+                     or kind == "concat" and all(a == b for i, (a, b) in enumerate(zip(p.ns[n].shape, shape)) if i != 0))]
+        others = [p.choice(same) for _ in range(int(p.rng.integers(1, 3)))]
+        listed = ", ".join([x] + others)
+        axis = int(p.rng.integers(-ndim, ndim)) if kind == "stack" else 0
+        if kind == "concat" and p.chance(0.2):
+            axis = None
+        fn = "stack" if kind == "stack" else p.choice(["concat", "concatenate"])
+        return p.expr(kind, f"lt.{fn}([{listed}], axis={axis!r})", f"np.{'stack' if kind == 'stack' else 'concatenate'}([{listed}], axis={axis!r})",
+                      (x, *others), axis=axis)
+    if kind == "roll":
+        axis = None if ndim == 0 or p.chance(0.3) else int(p.rng.integers(-ndim, ndim))
+        shift = int(p.rng.integers(-7, 8))
+        return p.expr(kind, f"lt.roll({x}, {shift}, axis={axis!r})", f"np.roll({x}, {shift}, axis={axis!r})", (x,))
+    if kind == "tile" and math.prod(shape) * 6 <= LARGE_SIZE:
+        reps = tuple(int(r) for r in p.rng.integers(0 if p.chance(0.1) else 1, 3, int(p.rng.integers(1, ndim + 2))))
+        return p.expr(kind, f"lt.tile({x}, {reps!r})", f"np.tile({x}, {reps!r})", (x,))
+    if kind == "repeat" and math.prod(shape) * 3 <= LARGE_SIZE:
+        axis = None if ndim == 0 or p.chance(0.3) else int(p.rng.integers(-ndim, ndim))
+        r = int(p.rng.integers(0, 4))
+        return p.expr(kind, f"lt.repeat({x}, {r}, axis={axis!r})", f"np.repeat({x}, {r}, axis={axis!r})", (x,))
+    if kind == "tril" and ndim >= 2:
+        fn, k = p.choice(["tril", "triu"]), int(p.rng.integers(-2, 3))
+        return p.expr(kind, f"lt.{fn}({x}, k={k})", f"np.{fn}({x}, k={k})", (x,))
+    if kind == "diff" and ndim and value.dtype.kind != "b":
+        axis, n = int(p.rng.integers(-ndim, ndim)), int(p.rng.integers(1, 3))
+        return p.expr(kind, f"lt.diff({x}, axis={axis}, n={n})", f"np.diff({x}, axis={axis}, n={n})", (x,),
+                      "round" if value.dtype.kind == "f" else "exact")
+    return None
+
+
+def random_int_index(p: Proposer, n: int) -> np.ndarray:
+    """In-range indices (negative ones too) for an axis of size n, of a random small shape."""
+    shape = fit_size([int(p.choice([0, 1, 2, 3, 5])) for _ in range(int(p.choice([0, 1, 1, 1, 2])))], 30)
+    if n == 0:
+        shape = tuple(0 if i == 0 else s for i, s in enumerate(shape)) or (0,)
+        return np.zeros(shape, dtype=np.int64)
+    dtype = p.choice(["int64", "int64", "int32", "int8", "uint8"])
+    low = 0 if dtype == "uint8" else -n
+    return p.rng.integers(max(low, -128), min(n, 127), size=shape).astype(dtype)
+
+
+def index_variable(p: Proposer, n: int) -> Optional[str]:
+    """An integer variable of the program whose values all index an axis of size n."""
+    return p.pick(lambda v: v.dtype.kind in "iu" and v.ndim <= 2 and (v.size == 0 or (n > 0 and v.min() >= -n and v.max() < n)))
+
+
+def propose_indexing(p: Proposer) -> Optional[Step]:
+    x = p.pick(lambda v: v.ndim > 0)
+    if x is None:
+        return None
+    shape, ndim = p.ns[x].shape, p.ns[x].ndim
+    kind = p.choice(["getitem", "getitem", "take", "take_along_axis", "mask", "nonzero"])
+    axis = int(p.rng.integers(0, ndim))
+    variable = index_variable(p, shape[axis]) if p.chance(0.3) else None
+    index = variable if variable else random_int_index(p, shape[axis])
+    index_src = variable or lit(index)
+    args = (x, variable) if variable else (x,)
+    if kind == "getitem":
+        items = list(random_basic_index(p, shape[:axis] + shape[axis + 1:]))
+        items = [i for i in items if i is not Ellipsis and i is not None][:ndim - 1]
+        at = min(axis, len(items))
+        src = ", ".join([lit(i) for i in items[:at]] + [index_src] + [lit(i) for i in items[at:]])
+        return p.expr(kind, f"{x}[{src}]", f"{x}[{src}]", args)
+    if kind == "take":
+        flat = p.chance(0.3)
+        if flat:
+            variable = index_variable(p, p.ns[x].size) if variable else None
+            index = random_int_index(p, p.ns[x].size)
+            index_src, args = variable or lit(index), ((x, variable) if variable else (x,))
+        where = "" if flat else f", axis={axis - (ndim if p.chance(0.3) else 0)}"
+        return p.expr(kind, f"lt.take({x}, {index_src}{where})", f"np.take({x}, {index_src}{where})", args)
+    if kind == "take_along_axis":
+        n = shape[axis]
+        index_shape = [int(p.rng.integers(0, 4)) if a == axis else (n if p.chance(0.7) else 1) for a, n in enumerate(shape)]
+        index = p.rng.integers(-n, max(n, 1), size=index_shape).astype(np.int64) if n else np.zeros(index_shape, np.int64)
+        return p.expr(kind, f"lt.take_along_axis({x}, {lit(index)}, {axis})",
+                      f"np.take_along_axis({x}, {lit(index)}, axis={axis})", (x,), axis=axis)
+    if kind == "mask":
+        covers = int(p.rng.integers(1, ndim + 1))
+        masks = [n for n in p.program.names() if p.ns[n].dtype == np.bool_ and p.ns[n].shape == shape[:covers]]
+        if masks and p.chance(0.6):
+            mask = p.choice(masks)
+            return p.expr(kind, f"{x}[{mask}]", f"{x}[{mask}]", (x, mask), mask_ndim=covers)
+        mask = p.rng.random(shape[:covers]) < 0.5
+        return p.expr(kind, f"{x}[{lit(mask)}]", f"{x}[{lit(mask)}]", (x,), mask_ndim=covers)
+    if kind == "nonzero":
+        k = int(p.rng.integers(0, ndim))
+        return p.expr(kind, f"lt.nonzero({x})[{k}]", f"np.nonzero({x})[{k}]", (x,))
+    return None
+
+
+def propose_write(p: Proposer) -> Optional[Step]:
+    """x[index] = value (basic, integer-array or mask index; a scalar or a variable), or x op= y."""
+    x = p.pick()
+    target = p.ns[x]
+    shape, ndim = target.shape, target.ndim
+    if p.chance(0.25):  # in-place arithmetic
+        name = p.choice(list(INPLACE))
+        value = random_scalar(p.rng, target.dtype) if p.chance(0.4) else p.partner(shape, target.dtype.name)
+        src = f"{x} {INPLACE[name]} {operand(value)}"
+        args = (x, value) if isinstance(value, str) else (x,)
+        return Step("write", "i" + name, x, src, src, args, {"a": x, "b": value}, BINARY[name][2])
+    r = p.rng.random()
+    if r < 0.5 or ndim == 0:
+        items = random_basic_index(p, shape, for_write=True)
+    elif r < 0.8:
+        axis = int(p.rng.integers(0, ndim))
+        items = (slice(None),) * axis + (random_int_index(p, shape[axis]),)
+    else:
+        covers = int(p.rng.integers(1, ndim + 1))
+        items = (p.rng.random(shape[:covers]) < 0.5,)
+    selected = target[items].shape if _index_ok(target, items) else shape
+    if p.chance(0.5):
+        value: Any = random_scalar(p.rng, target.dtype)
+    else:
+        fits = [n for n in p.program.names() if n != x and len(p.ns[n].shape) <= len(selected)
+                and _broadcasts(p.ns[n].shape, selected)
+                and all(m == 1 or m == k for m, k in zip(p.ns[n].shape[::-1], selected[::-1]))]
+        value = p.choice(fits) if fits else p.new_input(broadcast_partner(p.rng, selected), random_dtype(p.rng))
+    src = f"{x}[{index_source(items)}] = {operand(value)}"
+    args = (x, value) if isinstance(value, str) else (x,)
+    return Step("write", "setitem", x, src, src, args, {"index": items, "value": value},
+                "round" if target.dtype.kind == "f" else "exact")
+
+
+def _index_ok(value: np.ndarray, items: tuple) -> bool:
+    try:
+        value[items]
+        return True
+    except (IndexError, ValueError, TypeError):
+        return False
+
+
+def propose_matmul(p: Proposer) -> Optional[Step]:
+    a = p.pick(lambda v: v.ndim > 0)
+    if a is None:
+        return None
+    shape = p.ns[a].shape
+    kind = p.choice(["matmul", "matmul", "tensordot", "vecdot"])
+    if kind == "matmul":
+        k = shape[-1]
+        m = random_dim(p.rng) if p.chance(0.9) else 0
+        batch = tuple(1 if p.chance(0.3) else n for n in shape[:-2]) if len(shape) > 2 and p.chance(0.5) else ()
+        other = (k,) if p.chance(0.2) else fit_size(list(batch) + [k, m], SMALL_SIZE)
+        if other[-2:-1] != (k,) and len(other) > 1:
+            other = (k, min(m, 8))
+        b = _matching(p, other, p.ns[a].dtype.name)
+        if p.chance(0.3) and len(shape) >= 2:  # the other way round: b @ a
+            b_shape = (int(p.rng.integers(0, 6)), shape[-2])
+            b = _matching(p, b_shape, p.ns[a].dtype.name)
+            return p.expr(kind, f"{b} @ {a}", f"{b} @ {a}", (b, a), "dot", k=shape[-2])
+        return p.expr(kind, f"{a} @ {b}", f"{a} @ {b}", (a, b), "dot", k=k)
+    if kind == "tensordot":
+        n = int(p.rng.integers(0, min(2, len(shape)) + 1))
+        other = shape[len(shape) - n:] + tuple(random_dim(p.rng) for _ in range(int(p.rng.integers(0, 2))))
+        b = _matching(p, fit_size(list(other), SMALL_SIZE) if n == 0 else other, p.ns[a].dtype.name)
+        return p.expr(kind, f"lt.tensordot({a}, {b}, axes={n})", f"np.tensordot({a}, {b}, axes={n})", (a, b),
+                      "dot", k=math.prod(shape[len(shape) - n:]))
+    b = _matching(p, broadcast_partner(p.rng, shape[:-1]) + shape[-1:], p.ns[a].dtype.name)
+    return p.expr(kind, f"lt.vecdot({a}, {b}, axis=-1)", f"np.vecdot({a}, {b}, axis=-1)", (a, b), "dot", k=shape[-1])
+
+
+def _matching(p: Proposer, shape: tuple, dtype: str) -> str:
+    """A variable of exactly `shape` (an existing one half the time there is one), else a new input."""
+    same = [n for n in p.program.names() if p.ns[n].shape == tuple(shape)]
+    if same and p.chance(0.5):
+        return p.choice(same)
+    return p.new_input(tuple(shape), dtype if p.chance(0.6) else random_dtype(p.rng))
+
+
+def propose_sorting(p: Proposer) -> Optional[Step]:
+    x = p.pick(lambda v: v.ndim > 0)
+    if x is None:
+        return None
+    ndim = p.ns[x].ndim
+    axis = int(p.rng.integers(-ndim, ndim))
+    kind = p.choice(["sort", "argsort", "cumulative_sum", "cumulative_sum", "searchsorted", "unique_values", "unique_counts"])
+    if kind in ("sort", "argsort"):
+        descending = p.chance(0.4)
+        lt_src = f"lt.{kind}({x}, axis={axis}, descending={descending})"
+        np_src = f"_{kind}_desc({x}, {axis})" if descending else f"np.{kind}({x}, axis={axis}, kind='stable')"
+        return p.expr(kind, lt_src, np_src, (x,), descending=descending)
+    if kind == "cumulative_sum":
+        initial = p.chance(0.3)
+        src = f"cumulative_sum({x}, axis={axis}, include_initial={initial})"
+        return p.expr(kind, f"lt.{src}", f"np.{src}", (x,), "cumsum", n=p.ns[x].shape[axis])
+    if kind == "searchsorted":
+        values = p.pick()
+        side = p.choice(["left", "right"])
+        return p.expr(kind, f"lt.searchsorted(lt.sort({x}.reshape(-1)), {values}, side={side!r})",
+                      f"np.searchsorted(np.sort({x}.reshape(-1)), {values}, side={side!r})", (x, values))
+    if kind == "unique_values":
+        # (numpy 2.3's unique_values does not sort; lazytensor's does, as np.unique)
+        return p.expr(kind, f"lt.unique_values({x})", f"np.unique({x}, equal_nan=False)", (x,))
+    return p.expr(kind, f"lt.unique_counts({x})[1]", f"np.unique({x}, return_counts=True, equal_nan=False)[1]", (x,))
+
+
+def propose_creation(p: Proposer) -> Optional[Step]:
+    dtype = random_dtype(p.rng)
+    kind = p.choice(["arange", "full", "full_like", "eye", "linspace"])
+    dev = "device=DEVICE"
+    if kind == "arange" and dtype != "bool":
+        start, stop = (int(v) for v in p.rng.integers(0 if dtype[0] == "u" else -10, 20, 2))
+        step = int(p.choice([1, 1, 2, 3, -1, -2]))
+        return p.expr(kind, f"lt.arange({start}, {stop}, {step}, dtype={lt_dtype(dtype)}, {dev})",
+                      f"np.arange({start}, {stop}, {step}, dtype={np_dtype(dtype)})", (), step=step)
+    if kind == "full":
+        shape = random_shape(p.rng)
+        value = random_scalar(p.rng, np.dtype(dtype))
+        value = value if dtype in FLOATS or not isinstance(value, float) else 2
+        value = bool(value) if dtype == "bool" else value
+        return p.expr(kind, f"lt.full({shape!r}, {lit(value)}, dtype={lt_dtype(dtype)}, {dev})",
+                      f"np.full({shape!r}, {lit(value)}, dtype={np_dtype(dtype)})", ())
+    if kind == "full_like":
+        x = p.pick()
+        value = random_scalar(p.rng, p.ns[x].dtype)
+        value = value if p.ns[x].dtype.kind == "f" or not isinstance(value, float) else 1
+        fn = p.choice(["full_like({0}, {1})", "zeros_like({0})", "ones_like({0})"]).format(x, lit(value))
+        return p.expr(kind, f"lt.{fn}", f"np.{fn}", (x,))
+    if kind == "eye":
+        n, m, k = int(p.rng.integers(0, 7)), int(p.rng.integers(0, 7)), int(p.rng.integers(-3, 4))
+        return p.expr(kind, f"lt.eye({n}, {m}, k={k}, dtype={lt_dtype(dtype)}, {dev})",
+                      f"np.eye({n}, {m}, k={k}, dtype={np_dtype(dtype)})", ())
+    if kind == "linspace" and dtype in FLOATS:
+        start, stop = (float(v) for v in p.rng.integers(-10, 10, 2))
+        num = int(p.rng.integers(0, 20))
+        return p.expr(kind, f"lt.linspace({start}, {stop}, {num}, dtype={lt_dtype(dtype)}, {dev})",
+                      f"np.linspace({start}, {stop}, {num}, dtype={np_dtype(dtype)})", (), "round")
+    return None
+
+
+def propose_peek(p: Proposer) -> Optional[Step]:
+    """Realize an intermediate mid-way (lazytensor only): mixes realized and pending values."""
+    x = p.pick()
+    return Step("peek", "peek", x, "", "", (x,))
+
+
+FAMILIES = [  # (weight, proposer)
+    (16, propose_unary), (22, propose_binary), (3, propose_where), (2, propose_clip), (8, propose_cast),
+    (14, propose_reduction), (18, propose_movement), (8, propose_indexing), (7, propose_write),
+    (4, propose_matmul), (5, propose_sorting), (3, propose_creation), (2, propose_peek),
+]
+
+
+# ---- what numpy leaves undefined ---------------------------------------------------------------
+
+def undefined(step: Step, ns: dict) -> bool:
+    """True where numpy's result is undefined or platform-dependent for the values the step
+    reads (`ns`: before it runs)."""
+    op = step.op[1:] if step.kind == "write" and step.op != "setitem" else step.op
+    if op in ("floordiv", "mod", "pow", "lshift", "rshift"):
+        return _undefined_integer_binary(op, operand_value(step.params["a"], ns), operand_value(step.params["b"], ns))
+    if op == "cast":
+        return _cast_out_of_range(ns[step.args[0]], np.dtype(step.params["dtype"]))
+    if step.error == "dot":  # numpy's BLAS skips zero terms: there inf * 0 and nan * 0 vanish
+        return any(v.dtype.kind == "f" and not np.isfinite(v).all() for v in (ns[a] for a in step.args))
+    if op in ("copysign", "signbit"):  # the sign bit of a nan is the platform's (x86: 0/0 is -nan)
+        sign = operand_value(step.params["b"], ns) if op == "copysign" else ns[step.args[0]]
+        return bool(np.isnan(np.asarray(sign, dtype=np.float64)).any())
+    if op == "setitem":
+        target = ns[step.target]
+        return target.dtype.kind in "iub" and _cast_out_of_range(np.asarray(operand_value(step.params["value"], ns)), target.dtype)
+    return False
+
+
+def _undefined_integer_binary(op: str, a: Any, b: Any) -> bool:
+    """Integer // and % by zero (or MIN // -1), shifts by a negative count or the bit width or
+    more, ** that overflows (numpy refuses negative integer powers itself)."""
+    dtype = np.result_type(a, b)
+    if dtype.kind not in "iub":
+        return False
+    a, b = (np.asarray(v) for v in (a, b))
+    if op == "pow" and (b < 0).any():
+        return True
+    a, b = np.broadcast_arrays(a.astype(np.int64) if a.dtype.kind != "u" else a, b.astype(np.int64) if b.dtype.kind != "u" else b)
+    if op in ("floordiv", "mod"):
+        minimum = np.iinfo(dtype).min if dtype.kind == "i" else None
+        return bool((b == 0).any() or (minimum is not None and ((a == minimum) & (b == -1)).any()))
+    if op in ("lshift", "rshift"):
+        bits = 8 * dtype.itemsize
+        return bool(((b < 0) | (b >= bits)).any())
+    # pow: exact in Python integers; undefined where it overflows the result dtype. numpy refuses
+    # negative powers of integers, but not on an empty array: never generated
+    info = np.iinfo(dtype) if dtype.kind != "b" else None
+    if (b < 0).any() or info is None:
+        return bool((b < 0).any())
+    base = a.astype(object).reshape(-1)
+    exponent = b.astype(object).reshape(-1)
+    if any(abs(x) > 1 and e > 64 for x, e in zip(base, exponent)):
+        return True
+    return any(not info.min <= x ** e <= info.max for x, e in zip(base, exponent))
+
+
+def _cast_out_of_range(values: np.ndarray, dtype: np.dtype) -> bool:
+    """A float -> integer cast of nan, inf or a value whose integer part does not fit."""
+    values = np.asarray(values)
+    if values.dtype.kind != "f" or dtype.kind not in "iu":
+        return False
+    whole = np.trunc(values.astype(np.float64))
+    bits = 8 * dtype.itemsize
+    low, high = (-(2.0 ** (bits - 1)), 2.0 ** (bits - 1)) if dtype.kind == "i" else (0.0, 2.0 ** bits)
+    return bool(((~np.isfinite(whole)) | (whole < low) | (whole >= high)).any())
+
+
+# ---- defects already known: restrictions of the generator, each to go when its fix lands -------
+
+@dataclass
+class Candidate:
+    """What a known-defect rule sees: the step, the values before it, the program so far."""
+    step: Step
+    ns: dict
+    program: Program
+    result: Any = None
+
+    def arg(self, i: int = 0) -> np.ndarray:
+        return np.asarray(self.ns[self.step.args[i]])
+
+
+def _expands_keepdims_reduction(c: Candidate) -> bool:
+    made = c.program.producer(c.step.args[0]) if c.step.args else None
+    return (c.program.device == "cpu" and c.step.op == "expand" and made is not None
+            and made.op in REDUCTIONS and made.params.get("keepdims"))
+
+
+def _float32_trig_of_huge(c: Candidate) -> bool:
+    return c.step.op in ("sin", "cos") and c.arg().dtype == np.float32 and bool((np.abs(c.arg()) > 2e15).any())
+
+
+def _python_float_into_float64(c: Candidate) -> bool:
+    value = c.step.params.get("value", c.step.params.get("b")) if c.step.kind == "write" else None
+    return (isinstance(value, float) and c.ns[c.step.target].dtype == np.float64
+            and not math.isnan(value) and float(np.float32(value)) != value)
+
+
+def _float16_prod(c: Candidate) -> bool:
+    return c.step.op == "prod" and c.arg().dtype == np.float16
+
+
+def _opencl_floordiv_by_nan(c: Candidate) -> bool:
+    if not (c.program.device.startswith("opencl") and c.step.op in ("floordiv", "ifloordiv")):
+        return False
+    divisor = np.asarray(operand_value(c.step.params["b"], c.ns))
+    return divisor.dtype.kind == "f" and bool(np.isnan(divisor).any())
+
+
+def _write_to_empty_slice(c: Candidate) -> bool:
+    index = c.step.params.get("index")
+    return (c.step.op == "setitem" and index is not None and not any(isinstance(i, np.ndarray) for i in index)
+            and c.ns[c.step.target][index].size == 0)
+
+
+def _take_along_empty_axis(c: Candidate) -> bool:
+    return c.step.op == "take_along_axis" and c.arg().shape[c.step.params["axis"]] == 0
+
+
+def _arange_with_step(c: Candidate) -> bool:
+    return c.step.op == "arange" and c.step.params["step"] != 1
+
+
+def _zero_d_mask(c: Candidate) -> bool:
+    return c.step.op == "mask" and c.step.params.get("mask_ndim") == 0
+
+
+def _descending_sort_with_nan(c: Candidate) -> bool:
+    if c.step.op not in ("sort", "argsort") or not c.step.params["descending"]:
+        return False
+    return c.arg().dtype.kind == "f" and bool(np.isnan(c.arg()).any())
+
+
+def _deep_graph(c: Candidate) -> bool:
+    return len(c.program.steps) >= 64
+
+
+def _write_through_alias(c: Candidate) -> bool:
+    """numpy: a write through a view reaches its base and the other views of it."""
+    if c.step.kind != "write":
+        return False
+    target = c.ns[c.step.target]
+    return any(name != c.step.target and isinstance(v, np.ndarray) and np.may_share_memory(v, target)
+               for name, v in c.ns.items() if name[0] in "vx")
+
+
+def _concatenate_all_axes(c: Candidate) -> bool:
+    return c.step.lt.startswith("lt.concatenate(") and c.step.params["axis"] is None and c.arg().ndim > 1
+
+
+def _logaddexp_scalar_first(c: Candidate) -> bool:
+    return c.step.op == "logaddexp" and not isinstance(c.step.params["a"], str)
+
+
+def _float_function_of_mixed_ints(c: Candidate) -> bool:
+    """numpy takes the first loop both inputs cast to safely (uint8, int8 -> float16); lazytensor
+    the float that holds their common integer type (int16 -> float32)."""
+    if c.step.op not in ("atan2", "hypot", "copysign", "logaddexp"):
+        return False
+    a, b = (operand_value(c.step.params[k], c.ns) for k in "ab")
+    if not all(isinstance(v, np.ndarray) and v.dtype.kind in "biu" for v in (a, b)):
+        return False
+    numpy_dtype = np.result_type(np.arctan2(np.zeros(1, a.dtype), np.zeros(1, b.dtype)))
+    return numpy_dtype != np.exp(np.zeros(1, np.result_type(a, b))).dtype
+
+
+def _value_with_extra_leading_axes(c: Candidate) -> bool:
+    value = c.step.params.get("value")
+    if c.step.op != "setitem" or not isinstance(value, str):
+        return False
+    return c.ns[value].ndim > c.ns[c.step.target][c.step.params["index"]].ndim
+
+
+def _mask_over_zero_size_axis(c: Candidate) -> bool:
+    index = c.step.params.get("index") or ()
+    mask = (c.step.params.get("mask_ndim") if c.step.op == "mask"
+            else next((i.ndim for i in index if isinstance(i, np.ndarray) and i.dtype == np.bool_), None))
+    shape = c.ns[c.step.target if c.step.kind == "write" else c.step.args[0]].shape
+    return mask is not None and mask >= 2 and 0 in shape[mask:]
+
+
+KNOWN_DEFECTS = [  # (what, the generator's restriction). Remove a line when its fix lands.
+    ("1: a keepdims reduction read broadcast along its reduced axis is garbage on the cpu", _expands_keepdims_reduction),
+    ("2: float32 sin/cos of |x| > 2e15 return 0", _float32_trig_of_huge),
+    ("3: a Python float written into a float64 tensor is rounded through float32", _python_float_into_float64),
+    ("4: float16 prod overflows in float16 intermediates", _float16_prod),
+    ("5: OpenCL t // nan gives garbage", _opencl_floordiv_by_nan),
+    ("6: x[3:1] = 1, x[6:-1] = 1 (a write to an empty slice) raise", _write_to_empty_slice),
+    ("6: take_along_axis over a zero-size axis raises", _take_along_empty_axis),
+    ("7: lt.arange(5, step=2) drops the step", _arange_with_step),
+    ("8: 0-d boolean mask indexing raises", _zero_d_mask),
+    ("9: descending sort puts nan first", _descending_sort_with_nan),
+    ("10: deep graphs crash (programs stay far below: MAX_OPS steps)", _deep_graph),
+    # found by the fuzzer: a write through a view does not reach its base, nor a write to a base
+    # the views made before it (DESIGN.md: "a write through any of them is a functional update of
+    # the base"): `a = lt.asarray(np.arange(6.)); v = a[1:4]; v[0] = 100` leaves a unchanged
+    ("fuzz: writes through views do not reach the base (nor base writes its views)", _write_through_alias),
+    # found by the fuzzer: lt.concatenate([x, y], axis=None) raises "too many values to unpack" for
+    # 2-d x (numpy flattens; lt.concat does)
+    ("fuzz: lt.concatenate(axis=None) of n-d tensors raises", _concatenate_all_axes),
+    # found by the fuzzer: lt.logaddexp(0.5, x) makes 0.5 a float32 tensor, not a weak scalar
+    # (float16 x gives float32, bool x float32 where numpy gives float16 / float64)
+    ("fuzz: lt.logaddexp(python scalar, x) promotes the scalar as float32", _logaddexp_scalar_first),
+    # found by the fuzzer: lt.hypot(uint8 x, int8 y) is float32, numpy's float16 (also atan2, copysign)
+    ("fuzz: float binary functions of mixed integer kinds: another float dtype", _float_function_of_mixed_ints),
+    # found by the fuzzer: x[1:2] = v where v has more leading size-1 axes than x[1:2] raises
+    # (numpy drops them: x of shape (4, 1), v of shape (1, 1, 1))
+    ("fuzz: x[idx] = v with extra leading size-1 axes in v raises", _value_with_extra_leading_axes),
+    # found by the fuzzer: x[mask] (read or write) with a 2-d mask raises when x has a zero-size
+    # axis after the masked ones: lt.zeros((2, 3, 0))[np.ones((2, 3), bool)]
+    ("fuzz: a 2-d mask over a tensor with a zero-size later axis raises", _mask_over_zero_size_axis),
+]
+
+
+def known_defect(candidate: Candidate) -> Optional[str]:
+    return next((what for what, applies in KNOWN_DEFECTS if applies(candidate)), None)
+
+
+# ---- running a program on numpy ----------------------------------------------------------------
+
+def apply_numpy(step: Step, ns: dict) -> None:
+    if step.kind == "expr":
+        ns[step.target] = np.asarray(eval(step.np, NP_ENV, ns))
+    elif step.kind == "write":
+        exec(step.np, NP_ENV, ns)
+
+
+def try_step(program: Program, ns: dict, step: Step) -> bool:
+    """Run `step` on numpy if it is defined there and meets no known defect; then keep its result
+    in `ns` and return True (`ns` is unchanged otherwise)."""
+    try:
+        if undefined(step, ns) or known_defect(Candidate(step, ns, program)):
+            return False
+        trial = dict(ns)
+        if step.kind == "write":
+            if not ns[step.target].flags.writeable:  # a broadcast view: numpy refuses the write
+                return False
+            trial[step.target] = ns[step.target].copy()
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            apply_numpy(step, trial)
+    except Exception:  # numpy refuses it (a bad shape, a cast it will not do): not a program
+        return False
+    result = trial.get(step.target)
+    if isinstance(result, np.ndarray) and result.size > LARGE_SIZE * 2:
+        return False
+    ns.clear()
+    ns.update(trial)
+    return True
+
+
+def generate(seed: int, device: str, max_ops: int = MAX_OPS) -> Program:
+    """The program of `seed`: inputs, then up to max_ops steps, then the outputs."""
+    rng = np.random.default_rng([seed, 0x1a2])
+    program = Program(seed, device)
+    ns: dict = {}
+    proposer = Proposer(rng, program, ns)
+    for _ in range(int(rng.integers(1, 4))):
+        proposer.new_input(random_shape(rng), random_dtype(rng))
+    weights = np.array([w for w, _ in FAMILIES], dtype=float)
+    wanted = int(rng.integers(1, max_ops + 1))
+    for _ in range(wanted * 12):
+        if len(program.steps) >= wanted:
+            break
+        propose = FAMILIES[int(rng.choice(len(FAMILIES), p=weights / weights.sum()))][1]
+        inputs_before = dict(program.inputs)
+        step = propose(proposer)
+        if step is not None:
+            program.steps.append(step)
+            if try_step(program, ns, step):
+                continue
+            program.steps.pop()
+        for name in set(program.inputs) - set(inputs_before):  # inputs made for a refused step
+            del program.inputs[name]
+            ns.pop(name, None)
+    program.outputs = choose_outputs(rng, program)
+    return program
+
+
+def choose_outputs(rng: np.random.Generator, program: Program) -> list:
+    """The last value computed, and up to three others, realized together."""
+    names = program.names()
+    computed = [s.target for s in program.steps if s.kind != "peek"] or names
+    outputs = [computed[-1]]
+    for _ in range(int(rng.integers(0, 4))):
+        name = names[int(rng.integers(0, len(names)))]
+        if name not in outputs:
+            outputs.append(name)
+    return outputs
+
+
+def validate(program: Program) -> bool:
+    """Whether every step is still defined on numpy and clear of known defects (after shrinking)."""
+    ns = {name: value.copy() for name, value in program.inputs.items()}
+    for i, step in enumerate(program.steps):
+        if not try_step(replace(program, steps=program.steps[:i]), ns, step):
+            return False
+    return all(name in ns for name in program.outputs)
+
+
+# ---- the error each step may make, and the nudged reference runs -------------------------------
+
+def eps(dtype: np.dtype) -> float:
+    return float(np.finfo(dtype).eps)
+
+
+def error_bound(step: Step, before: dict, result: np.ndarray) -> Optional[np.ndarray]:
+    """The absolute error `step` may make at each element of its float `result`, by its error
+    model; `before` holds the values it read."""
+    e = eps(result.dtype)
+    magnitude = np.abs(result.astype(np.float64))
+    ulps = {"round": 1.0, "transcendental": 1.0 if result.dtype == np.float16 else 4.0}.get(step.error)
+    if ulps is not None:
+        return ulps * e * magnitude
+    if step.error in ("sum", "mean", "cumsum", "dot"):
+        absolute = {name: np.abs(np.asarray(before[name]).astype(np.float64)) for name in step.args}
+        with np.errstate(all="ignore"):
+            scale = np.abs(np.asarray(eval(step.np, NP_ENV, absolute), dtype=np.float64))
+        factor = {"sum": 2.0, "mean": 3.0, "cumsum": max(2.0, float(step.params.get("n", 1))),
+                  "dot": 2.0 + step.params.get("k", 1)}[step.error]
+        return factor * e * scale.reshape(result.shape) + e * magnitude
+    if step.error == "prod":
+        return (step.params["n"] + 1) * e * magnitude
+    if step.error in ("var", "std"):
+        return _variance_bound(step, before, result, e)
+    return None
+
+
+def _variance_bound(step: Step, before: dict, result: np.ndarray, e: float) -> np.ndarray:
+    x = np.asarray(before[step.args[0]]).astype(np.float64)
+    axis, keepdims = step.params["axis"], step.params["keepdims"]
+    with np.errstate(all="ignore"):
+        mean = np.mean(x, axis=axis, keepdims=True)
+        deviation = np.abs(x - mean)
+        bound = 8 * e * (np.mean(deviation ** 2, axis=axis, keepdims=keepdims)
+                         + np.abs(np.mean(x, axis=axis, keepdims=keepdims)) * np.mean(deviation, axis=axis, keepdims=keepdims))
+        bound = bound.reshape(result.shape) + e * np.abs(result.astype(np.float64))
+        if step.error == "std":
+            std = np.abs(result.astype(np.float64))
+            bound = np.where(std > np.sqrt(bound), bound / (2 * std), np.sqrt(bound))
+    return bound
+
+
+def nudge(result: np.ndarray, bound: np.ndarray, run: int) -> np.ndarray:
+    """`result` moved by +-bound: run 0 all up, run 1 all down, later runs a sign per value (a
+    hash of its bits, so equal values move together and ties stay ties)."""
+    values = result.astype(np.float64)
+    if run == 0:
+        sign = 1.0
+    elif run == 1:
+        sign = -1.0
+    else:
+        bits = values.view(np.uint64) ^ np.uint64((run * 0x9E3779B97F4A7C15) & (2 ** 64 - 1))
+        bits = bits * np.uint64(0xBF58476D1CE4E5B9)
+        sign = np.where((bits >> np.uint64(40)) & np.uint64(1), 1.0, -1.0)
+    bound = np.where(np.isfinite(bound), bound, 0.0)
+    with np.errstate(all="ignore"):
+        return np.asarray(values + sign * bound).astype(result.dtype)
+
+
+def reference(program: Program, run: Optional[int] = None, trace: Optional[list] = None) -> list:
+    """numpy's outputs; with `run`, each rounding step's result nudged (see `nudge`). The plain
+    reference records each step's result in `trace`: a nudged run that cannot do a step (an
+    index the nudges moved out of range) takes it from there."""
+    ns = {name: value.copy() for name, value in program.inputs.items()}
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i, step in enumerate(program.steps):
+            if step.kind == "peek":
+                if run is None and trace is not None:
+                    trace.append(None)
+                continue
+            before = dict(ns)
+            try:
+                apply_numpy(step, ns)
+            except Exception:
+                if run is None or trace is None:
+                    raise
+                ns[step.target] = trace[i].copy()
+            result = ns[step.target]
+            if run is not None and step.error != "exact" and result.dtype.kind == "f":
+                bound = error_bound(step, before, result)
+                if bound is not None:
+                    ns[step.target] = nudge(result, bound, run)
+            if run is None and trace is not None:
+                trace.append(np.array(ns[step.target], copy=True))
+    return [np.asarray(ns[name]) for name in program.outputs]
+
+
+# ---- running a program on lazytensor, comparing ------------------------------------------------
+
+def run_lazytensor(program: Program) -> list:
+    env = {"lt": lt, "np": np, "nan": math.nan, "inf": math.inf, "DEVICE": program.device}
+    ns = {name: lt.asarray(value, device=program.device) for name, value in program.inputs.items()}
+    for step in program.steps:
+        exec(step.lt_statement(), env, ns)
+    outputs = [ns[name] for name in program.outputs]
+    lt.realize(*outputs)
+    return [np.array(t.numpy()) for t in outputs]
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, runs: list) -> Optional[str]:
+    """None if `got` matches numpy's `want`; else what differs. `runs` are the nudged references:
+    elements they change discretely are not compared, float ones may be off by twice their spread."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"{name}: lazytensor gives {got.dtype}{list(got.shape)}, numpy {want.dtype}{list(want.shape)}"
+    unstable = np.zeros(want.shape, dtype=bool)
+    runs = [r for r in runs if r.shape == want.shape]
+    if want.dtype.kind == "f":
+        w = want.astype(np.float64)
+        g = got.astype(np.float64)
+        spread = np.zeros(want.shape)
+        for r in runs:
+            r = r.astype(np.float64)
+            unstable |= (np.isnan(r) != np.isnan(w)) | (np.isinf(r) != np.isinf(w)) | (np.isinf(w) & (r != w))
+            with np.errstate(invalid="ignore"):
+                spread = np.fmax(spread, np.abs(r - w))
+        slack = np.spacing(np.abs(want)).astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            close = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= 2 * spread + slack)
+        bad = ~close & ~unstable
+    else:
+        for r in runs:
+            unstable |= r != want
+        bad = (got != want) & ~unstable
+    if not bad.any():
+        return None
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    return (f"{name}: {int(bad.sum())} of {want.size} elements differ (dtype {want.dtype}); first at "
+            f"{list(where)}: lazytensor {got[where]!r}, numpy {want[where]!r}"
+            + (f", tolerance {2 * spread[where] + slack[where]:.3g}" if want.dtype.kind == "f" else ""))
+
+
+@dataclass
+class Outcome:
+    seed: int
+    device: str
+    status: str            # "ok", "mismatch", "error" (lazytensor raised), "crash", "hang"
+    message: str = ""
+    script: str = ""       # the (shrunk) reproduction
+    seconds: float = 0.0
+
+
+def check(program: Program) -> tuple:
+    """(status, message) of one run of `program` on lazytensor against numpy."""
+    trace: list = []
+    want = reference(program, trace=trace)
+    runs = [reference(program, run, trace) for run in range(NUDGED_RUNS)]
+    try:
+        got = run_lazytensor(program)
+    except Exception as error:
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        return "error", f"{type(error).__name__}: {error} (at {os.path.basename(frame.filename)}:{frame.lineno})"
+    messages = [compare(name, g, w, [r[i] for r in runs])
+                for i, (name, g, w) in enumerate(zip(program.outputs, got, want))]
+    messages = [m for m in messages if m]
+    return ("mismatch", "; ".join(messages)) if messages else ("ok", "")
+
+
+def same_failure(a: tuple, b: tuple) -> bool:
+    if a[0] != b[0]:
+        return False
+    return a[0] != "error" or a[1].split(":")[0] == b[1].split(":")[0]
+
+
+def shrink(program: Program, failure: tuple, fails: Optional[Callable[[Program], tuple]] = None,
+           budget: int = 60) -> Program:
+    """A smaller program that fails the same way: fewer outputs, then steps dropped one at a
+    time (last first) while numpy still defines it and it still fails; unused inputs dropped."""
+    fails = fails or check
+    tries = 0
+
+    def still_fails(trial: Program) -> bool:
+        nonlocal tries
+        tries += 1
+        return validate(trial) and same_failure(fails(trial), failure)
+
+    # one output: the oldest variable that still fails (a step that raises fails whatever the
+    # output; an intermediate may be wrong already)
+    for name in program.names():
+        if tries >= budget:
+            break
+        if program.outputs == [name]:
+            continue
+        trial = replace(program, outputs=[name])
+        if still_fails(trial):
+            program = trial
+            break
+    changed = True
+    while changed and tries < budget:
+        changed = False
+        for i in reversed(range(len(program.steps))):
+            if tries >= budget or i >= len(program.steps):
+                break
+            trial = replace(program, steps=program.steps[:i] + program.steps[i + 1:])
+            if trial.outputs and still_fails(trial):
+                program, changed = trial, True
+    used = {a for s in program.steps for a in s.args} | set(program.outputs)
+    return replace(program, inputs={k: v for k, v in program.inputs.items() if k in used})
+
+
+def run_one(seed: int, device: str, max_ops: int = MAX_OPS, shrink_failures: bool = True) -> Outcome:
+    """Generate the program of `seed`, check it, and on a failure shrink it and make its script."""
+    start = time.perf_counter()
+    program = generate(seed, device, max_ops)
+    failure = check(program)
+    if failure[0] == "ok":
+        return Outcome(seed, device, "ok", seconds=time.perf_counter() - start)
+    small = shrink(program, failure) if shrink_failures else program
+    result = check(small) if small is not program else failure
+    if not same_failure(result, failure):
+        small, result = program, failure
+    return Outcome(seed, device, result[0], result[1], script(small, result),
+                   time.perf_counter() - start)
+
+
+# ---- the reproduction --------------------------------------------------------------------------
+
+def script(program: Program, failure: tuple = ("", "")) -> str:
+    """A self-contained Python script that runs `program` on both and prints what differs."""
+    names = ", ".join(program.inputs)
+    outs = ", ".join(program.outputs)
+    comma = "," if len(program.outputs) == 1 else ""
+    lines = [f"# lazytensor fuzzer: seed {program.seed}, device {program.device!r}"
+             + (f": {failure[0]}: {failure[1]}" if failure[0] else ""),
+             "import math", "import numpy as np", "import lazytensor as lt", "from numpy import nan, inf",
+             NUMPY_HELPERS.strip(), "", f"DEVICE = {program.device!r}", "INPUTS = {"]
+    lines += [f"    {name!r}: {lit(value)}," for name, value in program.inputs.items()]
+    lines += ["}", "", "", f"def run_numpy({names}):"]
+    lines += [f"    {s.np_statement()}" for s in program.steps if s.kind != "peek"]
+    lines += [f"    return {outs}{comma}", "", "", f"def run_lazytensor({names}):"]
+    lines += [f"    {name} = lt.asarray({name}, device=DEVICE)" for name in program.inputs]
+    lines += [f"    {s.lt_statement()}" for s in program.steps]
+    lines += [f"    lt.realize({outs})", f"    return tuple(t.numpy() for t in ({outs}{comma}))", "", "",
+              "want = run_numpy(**{k: v.copy() for k, v in INPUTS.items()})",
+              "got = run_lazytensor(**INPUTS)",
+              f"for name, g, w in zip({program.outputs!r}, got, want):",
+              "    w = np.asarray(w)",
+              "    same = g.shape == w.shape and g.dtype == w.dtype and np.allclose(g, w, rtol=1e-3, atol=0, equal_nan=True)",
+              "    print(name, 'same' if same else 'DIFFERENT', g.dtype, g.shape, w.dtype, w.shape)",
+              "    if not same:",
+              "        print('  lazytensor:', g.tolist())",
+              "        print('  numpy:     ', w.tolist())"]
+    return "\n".join(lines) + "\n"
+
+
+# ---- the long mode: programs in a worker process, so a crash is counted, not fatal -------------
+
+def worker(device: str, max_ops: int) -> None:
+    """Read seeds from stdin, answer one JSON Outcome a line on the real stdout (lazytensor's own
+    prints go to stderr, with faulthandler's traceback of a crash)."""
+    import faulthandler
+    faulthandler.enable()
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    for line in sys.stdin:
+        seed = int(line)
+        if os.environ.get("LT_FUZZ_CRASH_SEED") == str(seed):  # the tests' check of crash handling
+            os.abort()
+        try:
+            outcome = run_one(seed, device, max_ops)
+        except Exception as error:  # the fuzzer's own bug: report it rather than die
+            outcome = Outcome(seed, device, "fuzzer-error", f"{type(error).__name__}: {error}")
+        answers.write(json.dumps(outcome.__dict__) + "\n")
+        answers.flush()
+
+
+def crash_check(program: Program, timeout: float = 300.0) -> tuple:
+    """("crash", how) if `program`'s script kills a fresh interpreter, else ("ok", "")."""
+    try:
+        done = subprocess.run([sys.executable, "-c", script(program)], capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "ok", ""
+    if done.returncode < 0:
+        return "crash", f"signal {-done.returncode}"
+    return "ok", ""
+
+
+class Worker:
+    """One worker process; a new one after a crash or a hang."""
+
+    def __init__(self, device: str, max_ops: int):
+        self.device, self.max_ops, self.process = device, max_ops, None
+        self.log = tempfile.TemporaryFile()
+
+    def start(self) -> None:
+        self.log.seek(0)
+        self.log.truncate()
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--worker", "--device", self.device, "--max-ops", str(self.max_ops)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+
+    def run(self, seed: int, timeout: float) -> Outcome:
+        if self.process is None or self.process.poll() is not None:
+            self.start()
+        start = time.perf_counter()
+        self.process.stdin.write(f"{seed}\n")
+        self.process.stdin.flush()
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else ""
+        if line:
+            return Outcome(**json.loads(line))
+        hung = not ready
+        if not hung:  # the pipe closed: the worker is gone (reap it for its exit code)
+            self.process.wait()
+        message = f"the worker ran past {timeout} s" if hung else f"the worker died (exit code {self.process.poll()})"
+        message += ": " + self.stderr_tail()
+        self.stop()
+        program = generate(seed, self.device, self.max_ops)
+        if hung:
+            return Outcome(seed, self.device, "hang", message, script(program, ("hang", message)), time.perf_counter() - start)
+        if crash_check(program)[0] == "crash":  # it crashes on its own too: shrink it
+            program = shrink(program, ("crash", ""), fails=crash_check, budget=20)
+        else:
+            message += " (its script alone did not crash)"
+        return Outcome(seed, self.device, "crash", message, script(program, ("crash", message)), time.perf_counter() - start)
+
+    def stderr_tail(self, lines: int = 6) -> str:
+        self.log.seek(0)
+        tail = self.log.read().decode(errors="replace").strip().splitlines()[-lines:]
+        return " | ".join(tail)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+
+def long_run(device: str, minutes: float, seed: int, max_ops: int = MAX_OPS, timeout: float = 300.0,
+             programs: Optional[int] = None, report: Callable[[str], None] = print) -> dict:
+    """Programs seed, seed+1, ... for `minutes` (or `programs` of them) in a worker process.
+    Returns the counts and the failures, each with its reproduction."""
+    deadline = time.monotonic() + 60 * minutes
+    counts = {"programs": 0, "mismatches": 0, "errors": 0, "crashes": 0, "hangs": 0, "fuzzer-errors": 0}
+    key = {"mismatch": "mismatches", "error": "errors", "crash": "crashes", "hang": "hangs", "fuzzer-error": "fuzzer-errors"}
+    failures = []
+    runner = Worker(device, max_ops)
+    last_report = time.monotonic()
+    try:
+        while time.monotonic() < deadline and counts["programs"] != programs:
+            outcome = runner.run(seed, timeout)
+            counts["programs"] += 1
+            if outcome.status != "ok":
+                counts[key[outcome.status]] += 1
+                failures.append(outcome)
+                report(f"seed {outcome.seed}: {outcome.status}: {outcome.message}")
+            if time.monotonic() - last_report > 60:
+                report(f"{device}: {counts}")
+                last_report = time.monotonic()
+            seed += 1
+    finally:
+        runner.stop()
+    return {"counts": counts, "failures": failures, "next_seed": seed}
+
+
+def main(argv: Optional[list] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--minutes", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-ops", type=int, default=MAX_OPS)
+    parser.add_argument("--show", type=int, help="print the program of this seed as a script, and check it")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args.device, args.max_ops)
+        return 0
+    if args.show is not None:
+        outcome = run_one(args.show, args.device, args.max_ops)
+        print(outcome.script or script(generate(args.show, args.device, args.max_ops)))
+        print(f"# {outcome.status} {outcome.message}")
+        return 0
+    result = long_run(args.device, args.minutes, args.seed, args.max_ops)
+    for outcome in result["failures"]:
+        print(f"\n==== seed {outcome.seed}: {outcome.status}: {outcome.message}\n{outcome.script}")
+    print(f"{args.device}: {result['counts']} (seeds {args.seed}..{result['next_seed'] - 1})")
+    return 1 if result["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
