@@ -2,12 +2,18 @@
 from __future__ import annotations
 
 import functools
+import os
+import struct
+import subprocess
+import sys
 import threading
+import warnings
 
 import llvmlite
 import llvmlite.binding as llvm
 
 from ...ir.target import Target
+from .compile_worker import compile_object, optimized
 
 
 # LLVM's global context and a target machine are not safe to use from two threads at once: every
@@ -44,38 +50,96 @@ def host_target() -> Target:
 
 
 class LLVMCompiler:
+    """Compiles in a worker process (compile_worker.py: bounded memory, and LLVM crashing on a
+    module cannot take the interpreter down); in-process where no worker can be started, or with
+    LT_COMPILE_WORKER=0."""
+
     def __init__(self) -> None:
         tm = target_machine()
         self.identity = f"llvmlite {llvmlite.__version__} llvm {llvm.llvm_version_info} {tm.triple} " + host_target().features
+        self.cpu, self.features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+        self.worker = _Worker(self.cpu, self.features) if os.environ.get("LT_COMPILE_WORKER", "1") != "0" else None
 
     def compile(self, source: str, name: str) -> bytes:
-        with LLVM_LOCK:
-            return self._compile(source, name)
-
-    def _compile(self, source: str, name: str) -> bytes:
-        tm = target_machine()
         try:
-            module = llvm.parse_assembly(source)
-            module.verify()
+            if self.worker is not None:
+                try:
+                    return self.worker.compile(source)
+                except OSError as error:   # no process could be started: compile here from now on
+                    warnings.warn(f"lazytensor: cannot start a compile worker process ({error}); compiling "
+                                  "in this process (its memory grows ~70 KB a kernel, an llvmlite leak)")
+                    self.worker = None
+            with LLVM_LOCK:
+                return compile_object(source, self.cpu, self.features)
         except RuntimeError as error:
             raise RuntimeError(f"cpu: kernel {name} failed to compile: {error}\n"
                                "(run with LT_DEBUG=2 to print its source)") from None
-        options = llvm.create_pipeline_tuning_options(speed_level=3)
-        options.loop_vectorization = True
-        options.slp_vectorization = True
-        passes = llvm.create_pass_builder(tm, options)
-        passes.getModulePassManager().run(module, passes)
-        return tm.emit_object(module)
 
     def assembly(self, source: str) -> str:
-        """The optimized machine code of `source` (for tests and LT_DEBUG)."""
+        """The optimized machine code of `source` (for tests and LT_DEBUG; in-process)."""
         with LLVM_LOCK:
-            return self._assembly(source)
+            tm = target_machine()
+            return tm.emit_assembly(optimized(source, tm))
 
-    def _assembly(self, source: str) -> str:
-        tm = target_machine()
-        module = llvm.parse_assembly(source)
-        options = llvm.create_pipeline_tuning_options(speed_level=3)
-        passes = llvm.create_pass_builder(tm, options)
-        passes.getModulePassManager().run(module, passes)
-        return tm.emit_assembly(module)
+
+# Modules a worker compiles before it is replaced: its leak (~70 KB a module) stays under ~35 MB.
+MAX_COMPILES = 500
+_WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_worker.py")
+# runs the script as __main__ without its folder on sys.path (its modules' names are generic)
+_LAUNCH = "import runpy, sys; sys.path.pop(0); sys.argv.pop(0); runpy.run_path(sys.argv[0], run_name='__main__')"
+
+
+class _Worker:
+    """A compile worker process: started at the first compile, replaced after MAX_COMPILES
+    and after a crash; one compile at a time. A forked child starts its own."""
+
+    def __init__(self, cpu: str, features: str) -> None:
+        self.args = [sys.executable, "-c", _LAUNCH, _WORKER_SCRIPT, cpu, features]
+        self.process: subprocess.Popen | None = None
+        self.compiles = 0
+        self.lock = threading.Lock()
+        os.register_at_fork(after_in_child=self._forget)
+
+    def compile(self, source: str) -> bytes:
+        """The object file of `source`; RuntimeError where it is invalid or the worker died
+        compiling it (OSError where no worker can be started)."""
+        with self.lock:
+            if self.process is None or self.compiles >= MAX_COMPILES:
+                self._stop()
+                self.process = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                self.compiles = 0
+            self.compiles += 1
+            data = source.encode()
+            try:
+                self.process.stdin.write(struct.pack("<I", len(data)) + data)
+                self.process.stdin.flush()
+                status, n = struct.unpack("<BI", _read(self.process.stdout, 5))
+                payload = _read(self.process.stdout, n)
+            except (OSError, EOFError, struct.error):
+                code = self.process.wait()
+                self.process = None
+                raise RuntimeError(f"the LLVM compiler crashed (worker exit status {code})") from None
+        if status:
+            raise RuntimeError(payload.decode())
+        return payload
+
+    def _stop(self) -> None:
+        if self.process is not None:
+            self.process.stdin.close()   # (the worker exits at the end of its input)
+            self.process.wait()
+            self.process = None
+
+    def _forget(self) -> None:
+        # the parent's worker is the parent's: its pipes must not be shared with a child
+        self.process, self.lock = None, threading.Lock()
+
+    def __del__(self) -> None:
+        if self.process is not None:
+            self.process.stdin.close()
+
+
+def _read(stream, n: int) -> bytes:
+    data = stream.read(n)
+    if len(data) != n:
+        raise EOFError
+    return data
