@@ -32,6 +32,7 @@ import warnings
 from pathlib import Path
 from typing import Callable, Optional, TypeVar
 
+from .lru import LRU
 from .protocol import Stats
 
 _MAGIC = b"LTKC0002"     # 0002: the checksum covers the key
@@ -39,6 +40,7 @@ _FORMAT = b"LTKC"        # an entry of another format version is recompiled with
 _DIGEST = 32
 _STALE_SECONDS = 3600    # a live writer's temporary file is seconds old
 DEFAULT_MAX_BYTES = 512 << 20
+MEMORY_ENTRIES = 1024   # binaries kept in memory (one process's recent kernels)
 Loaded = TypeVar("Loaded")
 
 
@@ -71,7 +73,9 @@ def cache_key(*parts: str) -> str:
 class KernelCache:
     def __init__(self, stats: Stats, directory: Optional[Path] = None, max_bytes: Optional[int] = None):
         self.stats = stats
-        self.memory: dict[str, bytes] = {}
+        # the binaries loaded in this process, for a kernel loaded again after the runtime forgot
+        # it (bounded like the runtime's kernels: a process meeting ever new shapes stays bounded)
+        self.memory: LRU[bytes] = LRU(MEMORY_ENTRIES)
         self.directory, self.writable = _open_directory(directory if directory is not None else default_cache_dir())
         self.max_bytes = max_cache_bytes() if max_bytes is None else max_bytes
         self.disk_bytes: Optional[int] = None   # the directory's size as last counted, plus our writes
@@ -109,9 +113,10 @@ class KernelCache:
         (Any exception counts: each device's loader has its own, pyopencl's and pycuda's are not
         RuntimeErrors, and the fresh compile tells a bad entry from a real error.)
         """
-        if key in self.memory:   # (loaded once already in this process)
+        known = self.memory.get(key)
+        if known is not None:   # (loaded once already in this process)
             self.stats.memory_cache_hits += 1
-            return load(self.memory[key])
+            return load(known)
         binary = self._read(key)
         if binary is not None:
             try:
@@ -120,12 +125,12 @@ class KernelCache:
                 self._warn_corrupt(key, f"it does not load: {error}")
             else:
                 self.stats.disk_cache_hits += 1
-                self.memory[key] = binary
+                self.memory.put(key, binary)
                 return loaded
         binary = compile()
         loaded = load(binary)
         self._write(key, binary)
-        self.memory[key] = binary
+        self.memory.put(key, binary)
         return loaded
 
     def _path(self, key: str) -> Path:

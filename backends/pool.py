@@ -2,19 +2,26 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Any
 
 
 class MemoryPool:
     """Freed buffers by size, reused so a large output does not page-fault (cpu) or go through
     the driver's allocator (gpu) every time: a fresh 64 MB array costs ~16k page faults on first
-    touch. Memory the user may still hold (exported) never comes back here."""
+    touch. Memory the user may still hold (exported) never comes back here.
 
-    MAX_BYTES = 1 << 30  # freed memory kept at most; beyond it, freed buffers are released
+    Bounded two ways, the sizes freed longest ago going first: at most MAX_BYTES in all, and at
+    most MAX_SIZES distinct sizes. A training loop frees the same few dozen sizes every step, so
+    they stay; a process meeting ever new shapes keeps only the recent ones (kept by bytes alone,
+    it would fill up with sizes that never come back and then stop pooling the ones that do)."""
+
+    MAX_BYTES = 1 << 30
+    MAX_SIZES = 256
     PER_SIZE = 4
 
     def __init__(self) -> None:
-        self.free: dict[int, list[Any]] = {}
+        self.free: "OrderedDict[int, list[Any]]" = OrderedDict()   # by size, least recently freed first
         self.bytes = 0
         self.lock = threading.Lock()
 
@@ -32,8 +39,18 @@ class MemoryPool:
         return buffer
 
     def give(self, nbytes: int, memory: Any) -> None:
+        if nbytes > self.MAX_BYTES:
+            return
         with self.lock:
-            handles = self.free.setdefault(nbytes, [])
-            if len(handles) < self.PER_SIZE and self.bytes + nbytes <= self.MAX_BYTES:
-                handles.append(memory)
-                self.bytes += nbytes
+            handles = self.free.get(nbytes)
+            if handles is None:
+                handles = self.free[nbytes] = []
+            self.free.move_to_end(nbytes)
+            if len(handles) >= self.PER_SIZE:
+                return
+            handles.append(memory)
+            self.bytes += nbytes
+            while self.bytes > self.MAX_BYTES or len(self.free) > self.MAX_SIZES:
+                size, oldest = next(iter(self.free.items()))
+                self.bytes -= size * len(oldest)
+                del self.free[size]
