@@ -15,7 +15,7 @@ import numpy as np
 
 from .ir.ops import Op
 from .ir.rules import make
-from .tensor import Tensor, as_tensor, normalize_axes, where
+from .tensor import Tensor, as_tensor, broadcast_shapes, normalize_axes, where
 
 
 
@@ -58,9 +58,11 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Tensor:
     if index.ndim != x.ndim:
         raise ValueError(f"take_along_axis: indices need {x.ndim} dimensions like x {x.shape}, not {index.shape}")
     (axis,) = normalize_axes(axis, x.ndim)
-    shape = tuple(index.shape[a] if a == axis else max(index.shape[a], x.shape[a]) for a in range(x.ndim))
+    shape = _along_axis_shape(x.shape, index.shape, axis)
     strides = [math.prod(x.shape[a + 1:]) for a in range(x.ndim)]
     n = x.shape[axis]
+    if n == 0 and math.prod(shape):
+        raise IndexError(f"take_along_axis: cannot take from the empty axis {axis} of shape {x.shape}")
     picked = index.astype("int64")
     picked = where(picked < 0, picked + n, picked)  # count from the end before the flat index
     flat = None
@@ -72,6 +74,18 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Tensor:
         term = coordinate.broadcast_to(shape) * strides[a]
         flat = term if flat is None else flat + term
     return take(x.reshape(-1), flat, axis=0)
+
+
+def _along_axis_shape(x_shape: tuple[int, ...], index_shape: tuple[int, ...], axis: int) -> tuple[int, ...]:
+    """take_along_axis's result shape: the index's along `axis`, elsewhere the index and x
+    broadcast (numpy's rule: a size of 0 against 1 is 0, so an empty x gives an empty result)."""
+    others = [tuple(1 if a == axis else n for a, n in enumerate(s)) for s in (x_shape, index_shape)]
+    try:
+        shape = broadcast_shapes(*others)
+    except ValueError:
+        raise ValueError(f"take_along_axis: indices of shape {index_shape} do not broadcast against x of shape "
+                         f"{x_shape} on the axes other than {axis}") from None
+    return shape[:axis] + (index_shape[axis],) + shape[axis + 1:]
 
 
 def nonzero(x: Any) -> tuple[Tensor, ...]:
@@ -104,10 +118,10 @@ def boolean_mask(x: Tensor, mask: Any, at: int) -> Tensor:
 def assign(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, lazily: x's node becomes `where(written, value, x)`; x keeps its dtype.
     Works for every index that reads work for."""
-    from .movement import getitem
+    from .movement import getitem, written_value
     positions = _positions(x)
     target = getitem(positions, index)            # which flat position each written element hits
-    value = as_tensor(value, x).astype(x.dtype).broadcast_to(target.shape)
+    value = written_value(x, value).broadcast_to(target.shape)
     if target.size == 0:
         return
     written, source = _scatter_map(target, x.size)

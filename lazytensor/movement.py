@@ -156,21 +156,25 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     (p,) = advanced
     item = items[p]
     is_mask = _is_bool_index(item)
-    if isinstance(item, (bool, np.bool_)):
+    if isinstance(item, (bool, np.bool_)):   # (a 0-d boolean tensor or array works: x[lt.asarray(True)])
         raise IndexError("a Python bool as an index is not supported; use a boolean tensor instead")
     covers = (item.ndim if isinstance(item, Tensor) else np.ndim(item)) if is_mask else 1
     # expand the Ellipsis once, with the axes the advanced index covers marked. Its result axes go
     # where the marks are, after the slices and Nones before them; but, as in numpy, integers
-    # count as advanced indices too, and when a slice or None separates them the axes go first
-    expanded = _expand_ellipsis(items[:p] + (_ADVANCED,) * covers + items[p + 1:], x.ndim)
+    # count as advanced indices too, and when a slice or None separates them the axes go first.
+    # A 0-d mask (a 0-d boolean tensor or array) covers no axis: it adds one, of length 1 or 0 (numpy's
+    # rule), so it is a new axis of 1 (a None) masked by the same value as a 1-d mask [value].
+    marks = (_ADVANCED,) * covers if covers else (_NEW_AXIS,)
+    expanded = _expand_ellipsis(items[:p] + marks + items[p + 1:], x.ndim)
     group = [i for i, it in enumerate(expanded) if it is not None and not isinstance(it, slice)]
-    first = expanded.index(_ADVANCED)
+    first = expanded.index(marks[0])
     at = sum(1 for it in expanded[:first] if it is None or isinstance(it, slice))
-    basic = tuple(slice(None) if it is _ADVANCED else it for it in expanded)
+    basic = tuple(slice(None) if it is _ADVANCED else None if it is _NEW_AXIS else it for it in expanded)
     result = _apply_basic(x, *basic_index(x, basic))
     from .indexing import _index_tensor, boolean_mask, take
     if is_mask:
-        picked, new_axes = boolean_mask(result, item, at), 1
+        mask = item if covers else item.reshape(1) if isinstance(item, Tensor) else np.reshape(item, 1)
+        picked, new_axes = boolean_mask(result, mask, at), 1
     else:
         index = _index_tensor(item, x, "indexing")
         picked, new_axes = take(result, index, axis=at), index.ndim
@@ -181,10 +185,11 @@ def getitem(x: Tensor, index: Any) -> Tensor:
 
 
 _ADVANCED = object()  # stands for an axis an array index covers while the basic part is expanded
+_NEW_AXIS = object()  # stands for the axis a 0-d boolean index adds (it covers none of x's)
 
 
 def _expand_ellipsis(items: tuple, ndim: int) -> tuple:
-    used = sum(1 for item in items if item is not None and item is not Ellipsis)
+    used = sum(1 for item in items if item is not None and item is not Ellipsis and item is not _NEW_AXIS)
     if used > ndim:
         raise IndexError(f"too many indices for tensor: tensor is {ndim}-dimensional, but {used} were indexed")
     if sum(item is Ellipsis for item in items) > 1:
@@ -232,23 +237,42 @@ def _apply_basic(x: Tensor, slices, final_shape) -> Tensor:
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, lazily (x's node becomes a select between value and x). A basic index of
-    unit steps is a pad of the value; any other index realizes only the written positions."""
+    unit steps is a pad of the value; any other index realizes only the written positions. An
+    empty target writes nothing (the value must still broadcast to it, as in numpy)."""
     items = index if isinstance(index, tuple) else (index,)
     if not any(_is_array_index(item) for item in items):
         slices, final_shape = basic_index(x, items)
         if all(step == 1 for _, _, step in slices):
-            from .creation import asarray
-            value = value if isinstance(value, Tensor) else asarray(value, device=x.device)
-            if value.device != x.device:
-                raise ValueError(f"setitem: the value is on {value.device} but the tensor on {x.device}")
+            piece = written_value(x, value).broadcast_to(tuple(final_shape))
+            if piece.size == 0:
+                return
+            # (every slice is non-empty here, so stop > start: an empty one may have stop < start)
             block = tuple(stop - start for start, stop, _ in slices)
-            piece = value.astype(x.dtype).broadcast_to(tuple(final_shape)).reshape(block)
             widths = tuple((start, n - stop) for (start, stop, _), n in zip(slices, x.shape))
             inside = make(Op.PAD, const(True, bool_, block), arg=widths)
-            x._set_node(make(Op.WHERE, inside, make(Op.PAD, piece.node, arg=widths), x.node))
+            x._set_node(make(Op.WHERE, inside, make(Op.PAD, piece.reshape(block).node, arg=widths), x.node))
             return
     from .indexing import assign
     assign(x, index, value)
+
+
+def written_value(x: Tensor, value: Any) -> Tensor:
+    """`value` in x's dtype on x's device, for `x[index] = value`. Python and numpy data convert
+    straight to x's dtype by numpy's own assignment (so a float written into float64 keeps every
+    digit, 2**64 - 1 fits uint64, and 300 into uint8 or nan into int64 raise as in numpy): made
+    into a tensor of its own first, a Python float would be rounded to float32, the default
+    float. A scalar becomes a constant (no buffer, no copy to the device); a Tensor is cast."""
+    if isinstance(value, Tensor):
+        if value.device != x.device:
+            raise ValueError(f"setitem: the value is on {value.device} but the tensor on {x.device}; "
+                             "move it with .to(device)")
+        return value.astype(x.dtype)
+    holder = np.empty(np.shape(value), x.dtype.np)
+    holder[...] = value   # numpy's conversion, checks and all
+    if holder.ndim == 0:
+        return Tensor(const(holder.item(), x.dtype, ()), x.device)
+    from .creation import asarray
+    return asarray(holder, device=x.device)
 
 
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
