@@ -14,7 +14,7 @@ from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
 from .movement import shape_arg
-from .tensor import Tensor
+from .tensor import Tensor, check_size
 
 _rng = np.random.default_rng()
 
@@ -126,6 +126,7 @@ def empty(shape: Any, dtype: Any = None, device: Any = None) -> Tensor:
     (2, 3)
     """
     dims, dt, device = _shape(shape), to_dtype(dtype), canonical_device(device)
+    check_size(dims, dt)   # (before allocating)
     buffer = runtime(device).device.allocate(dims, dt)
     return Tensor(Node(Op.BUFFER, dt, dims, (), buffer), device)
 

@@ -14,8 +14,8 @@ import numpy as np
 from . import autograd, capture
 from .autograd import adopt
 from .devices import STATS, canonical_device, runtime
-from .ir.dtypes import (DType, bool_, float64, int64, result_type, scalar_fits, to_dtype, ufunc_result,
-                        uint64)
+from .ir.dtypes import (DType, bool_, float16, float32, float64, int64, result_type, scalar_fits, to_dtype,
+                        ufunc_result, uint64)
 from .ir.graph import Node
 from .ir.ops import COMPARISON, Op
 from .ir.passes import const
@@ -39,6 +39,8 @@ class Tensor:
     __hash__ = object.__hash__  # `==` builds a tensor, so hashing is by identity
 
     def __init__(self, node: Node, device: str = "cpu"):
+        if not 0 < math.prod(node.shape) <= _SURELY_FITS:   # (the common case costs one product: ~40 ns)
+            check_size(node.shape, node.dtype)
         self.node, self.requires_grad = adopt(node)
         self.device = device
         self.grad: Optional[Tensor] = None
@@ -471,20 +473,24 @@ class Tensor:
         [4, 6]
         """
         x = self.node
-        if x.dtype.is_float and x.dtype.itemsize < 8:
-            total = _cast(_reduce(Op.SUM, _cast(x, float64), axis), x.dtype)
+        if x.dtype.is_float:
+            total = _float_sum(x, axis, x.dtype)
         else:
             total = _reduce(Op.SUM, _cast(x, _accumulator(x.dtype)), axis)
         return self._new(_drop_axes(total, axis, keepdims))
 
     def prod(self, axis=None, keepdims: bool = False) -> "Tensor":
-        """Product over `axis`; integers and bool multiply in int64 (unsigned: uint64).
+        """Product over `axis`; integers and bool multiply in int64 (unsigned: uint64), float16 in
+        float32 rounded once at the end, as numpy's (300 * 300 * 0.001 does not overflow).
 
         >>> lt.asarray([2, 3, 4]).prod().item()
         24
         """
         x = self.node
-        total = _reduce(Op.PROD, _cast(x, _accumulator(x.dtype)), axis)
+        if x.dtype is float16:
+            total = _cast(_reduce(Op.PROD, _cast(x, float32), axis), float16)
+        else:
+            total = _reduce(Op.PROD, _cast(x, _accumulator(x.dtype)), axis)
         return self._new(_drop_axes(total, axis, keepdims))
 
     def max(self, axis=None, keepdims: bool = False) -> "Tensor":
@@ -512,9 +518,11 @@ class Tensor:
         x = self if self.dtype.is_float else self.astype(float64)
         axes = normalize_axes(axis, self.ndim)
         count = math.prod(self.shape[a] for a in axes)
-        total = x.sum(axis, keepdims=True)
+        # float16 sums and divides in float32 and rounds once, as numpy's mean (no overflow on the way)
+        inner = float32 if x.dtype is float16 else x.dtype
+        total = x._new(_float_sum(x.node, axes, inner))
         mean = total / count if count else total * math.nan
-        return self._new(_drop_axes(mean.node, axis, keepdims))
+        return self._new(_drop_axes(_cast(mean.node, x.dtype), axis, keepdims))
 
     def all(self, axis=None, keepdims: bool = False) -> "Tensor":
         """True where every element along `axis` is nonzero (True for empty input).
@@ -542,7 +550,9 @@ class Tensor:
         x = self if self.dtype.is_float else self.astype(float64)
         axes = normalize_axes(axis, self.ndim)
         count = math.prod(self.shape[a] for a in axes)
-        deviation = x - x.mean(axis=axes, keepdims=True)
+        mean = x.sum(axis=axes, keepdims=True)   # (numpy's var divides in x's dtype, float16 too, unlike its mean)
+        mean = mean / count if count else mean * math.nan
+        deviation = x - mean
         total = (deviation * deviation).sum(axis=axes, keepdims=True)
         divisor = count - correction
         result = total / divisor if divisor > 0 else total * math.nan
@@ -668,6 +678,26 @@ class Tensor:
         movement.setitem(self, index, value)
 
 
+# ---- shapes ------------------------------------------------------------------------------------
+
+# The most bytes a tensor may span: what a signed 64-bit offset (numpy's intp) addresses. Kernels
+# index in int64, so a bigger shape would wrap around (a sum of zero elements), never fail.
+MAX_BYTES = (1 << 63) - 1
+_SURELY_FITS = MAX_BYTES // 8   # elements that fit in every dtype (the largest item is 8 bytes)
+
+
+def check_size(shape: tuple[int, ...], dtype: DType) -> None:
+    """A ValueError for a shape too big to index, numpy's rule: its size times the item size
+    must fit in int64, with axes of length 0 left out (numpy refuses (0, 2**62, 2**62) too).
+    Every tensor is checked as it is made (Tensor.__init__), so the error comes from the call
+    that made the shape: creation, broadcasting, reshape, pad, concatenate, matmul..."""
+    elements = math.prod(n for n in shape if n)
+    if elements * dtype.itemsize > MAX_BYTES:
+        raise ValueError(f"a tensor of shape {tuple(shape)} and dtype {dtype.name} is too big: "
+                         f"{elements} elements of {dtype.itemsize} bytes are more than a 64-bit index can "
+                         "address (2**63 - 1 bytes; numpy says 'array is too big'); use a smaller shape")
+
+
 # ---- helpers that build nodes ------------------------------------------------------------------
 
 def _cast(node: Node, dtype: DType) -> Node:
@@ -677,6 +707,15 @@ def _cast(node: Node, dtype: DType) -> Node:
 def float_unary(op: Op, x: Tensor) -> Tensor:
     # numpy's rule: integers and bool compute in the smallest float that holds them exactly
     return x._new(make(op, _cast(x.node, ufunc_result(np.exp, x.dtype))))
+
+
+def _float_sum(x: Node, axis, dtype: DType) -> Node:
+    """The sum of a float node over `axis` (kept, size 1), rounded once to `dtype`: float16/32
+    add in float64 (the cpu: float32 vectors over blocks, the blocks in float64), at least as
+    accurate as numpy's pairwise float32 sums."""
+    if x.dtype.itemsize < 8:
+        return _cast(_reduce(Op.SUM, _cast(x, float64), axis), dtype)
+    return _cast(_reduce(Op.SUM, x, axis), dtype)
 
 
 def _accumulator(dtype: DType) -> DType:
