@@ -111,7 +111,8 @@ def boolean_mask(x: Tensor, mask: Any, at: int) -> Tensor:
     if covered != mask_values.shape:
         raise IndexError(f"boolean index of shape {mask_values.shape} does not match the indexed axes "
                          f"{covered} of shape {x.shape}")
-    flat = x.reshape(x.shape[:at] + (-1,) + x.shape[at + mask_values.ndim:]) if mask_values.ndim != 1 else x
+    # the covered axes as one (its size spelled out: -1 is ambiguous where another axis is 0)
+    flat = x.reshape(x.shape[:at] + (mask_values.size,) + x.shape[at + mask_values.ndim:]) if mask_values.ndim != 1 else x
     return take(flat, np.flatnonzero(mask_values).astype(np.int64), axis=at)
 
 
@@ -121,7 +122,7 @@ def assign(x: Tensor, index: Any, value: Any) -> None:
     from .movement import getitem, written_value
     positions = _positions(x)
     target = getitem(positions, index)            # which flat position each written element hits
-    value = written_value(x, value).broadcast_to(target.shape)
+    value = written_value(x, value, target.shape)
     if target.size == 0:
         return
     written, source = _scatter_map(target, x.size)

@@ -243,7 +243,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     if not any(_is_array_index(item) for item in items):
         slices, final_shape = basic_index(x, items)
         if all(step == 1 for _, _, step in slices):
-            piece = written_value(x, value).broadcast_to(tuple(final_shape))
+            piece = written_value(x, value, tuple(final_shape))
             if piece.size == 0:
                 return
             # (every slice is non-empty here, so stop > start: an empty one may have stop < start)
@@ -256,23 +256,36 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     assign(x, index, value)
 
 
-def written_value(x: Tensor, value: Any) -> Tensor:
-    """`value` in x's dtype on x's device, for `x[index] = value`. Python and numpy data convert
-    straight to x's dtype by numpy's own assignment (so a float written into float64 keeps every
-    digit, 2**64 - 1 fits uint64, and 300 into uint8 or nan into int64 raise as in numpy): made
-    into a tensor of its own first, a Python float would be rounded to float32, the default
-    float. A scalar becomes a constant (no buffer, no copy to the device); a Tensor is cast."""
+def written_value(x: Tensor, value: Any, shape: tuple[int, ...]) -> Tensor:
+    """`value` in x's dtype on x's device, broadcast to `shape` (the written part of x), for
+    `x[index] = value`. Python and numpy data convert straight to x's dtype by numpy's own
+    assignment (so a float written into float64 keeps every digit, 2**64 - 1 fits uint64, and 300
+    into uint8 or nan into int64 raise as in numpy): made into a tensor of its own first, a Python
+    float would be rounded to float32, the default float. A scalar becomes a constant (no
+    buffer, no copy to the device); a Tensor is cast. As in numpy, an array (not a list) may have
+    more leading axes than a target of 1 or more dimensions where they have size 1."""
+    may_drop_axes = bool(shape) and not isinstance(value, (list, tuple))
     if isinstance(value, Tensor):
         if value.device != x.device:
             raise ValueError(f"setitem: the value is on {value.device} but the tensor on {x.device}; "
                              "move it with .to(device)")
-        return value.astype(x.dtype)
-    holder = np.empty(np.shape(value), x.dtype.np)
-    holder[...] = value   # numpy's conversion, checks and all
-    if holder.ndim == 0:
-        return Tensor(const(holder.item(), x.dtype, ()), x.device)
-    from .creation import asarray
-    return asarray(holder, device=x.device)
+        value = value.astype(x.dtype)
+    else:
+        holder = np.empty(np.shape(value), x.dtype.np)
+        holder[...] = value   # numpy's conversion, checks and all
+        if holder.ndim == 0:
+            value = Tensor(const(holder.item(), x.dtype, ()), x.device)
+        else:
+            from .creation import asarray
+            value = asarray(holder, device=x.device)
+    extra = value.ndim - len(shape)
+    if may_drop_axes and extra > 0 and all(n == 1 for n in value.shape[:extra]):
+        value = value.reshape(value.shape[extra:])
+    try:
+        return value.broadcast_to(shape)
+    except ValueError:
+        raise ValueError(f"setitem: could not broadcast a value of shape {value.shape} into the written "
+                         f"shape {shape}") from None
 
 
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:

@@ -443,3 +443,42 @@ def test_descending_sort_issue_example(device):
     x = lt.asarray([1.0, np.nan, 3.0], device=device)
     assert str(lt.sort(x, descending=True).tolist()) == "[3.0, 1.0, nan]"
     assert lt.argsort(x, descending=True).tolist() == [2, 0, 1]
+
+
+# ---- found by the fuzzer (tests/fuzz.py): zero-size masks, values with extra leading axes ----------
+
+MASKS_OVER_EMPTY = [((2, 3, 0), lambda a: np.ones((2, 3), bool)), ((0, 3, 2), lambda a: (slice(None), np.ones((3, 2), bool))),
+                    ((2, 0, 3), lambda a: np.zeros((2, 0), bool)), ((2, 3, 0, 2), lambda a: (0, np.ones((3, 0), bool))),
+                    ((3, 2, 0), lambda a: (Ellipsis, np.ones((2, 0), bool)))]
+
+
+@pytest.mark.parametrize("shape, index", MASKS_OVER_EMPTY, ids=lambda v: str(v) if isinstance(v, tuple) else "")
+def test_a_mask_over_a_tensor_with_a_zero_size_axis(device, shape, index):
+    a = np.zeros(shape, np.float32)
+    x = lt.asarray(a, device=device)
+    assert_close(x[index(a)], a[index(a)])
+    x[index(a)] = 5
+    b = a.copy()
+    b[index(a)] = 5
+    assert_close(x, b)
+
+
+@pytest.mark.parametrize("index, value_shape", [(slice(1, 2), (1, 1, 1)), (slice(None), (1, 1, 4, 1)),
+                                                (([1, 2],), (1, 1, 2, 1)), (np.array([True, False, True, True]), (1, 3, 1)),
+                                                ((1, 0), (1, 1)), ((1, 0), (1,)), (slice(1, 2), (2, 1, 1)),
+                                                (slice(None), (1, 2, 1))],
+                         ids=str)
+def test_write_values_with_extra_leading_size_1_axes(device, index, value_shape):
+    a = np.zeros((4, 1), np.float32)
+    value = np.arange(math.prod(value_shape), dtype=np.float32).reshape(value_shape) + 1
+    b = a.copy()
+    _, error = numpy_outcome(lambda: b.__setitem__(index, value))
+    for v in (value, lt.asarray(value, device=device)) if np.ndim(b[index]) else (value,):   # (numpy:
+        # an element refuses any array; lazytensor refuses all but a 0-d one)
+        x = lt.asarray(a, device=device)
+        if error is not None:
+            with pytest.raises(error):
+                x[index] = v
+            continue
+        x[index] = v
+        assert_close(x, b)
