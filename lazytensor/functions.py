@@ -251,13 +251,17 @@ def logaddexp(a: Any, b: Any) -> Tensor:
     >>> lt.logaddexp(lt.asarray([1000.0]), 1000.0).tolist()
     [1000.69...]
     """
-    a = as_tensor(a, like=b)
-    if not isinstance(b, Tensor) and not isinstance(b, (int, float)):
+    # Python numbers stay weak scalars on either side (a tensor of their own would be float32,
+    # and a float64 or float16 operand would be promoted or rounded through it)
+    if not isinstance(a, (Tensor, bool, int, float)):
+        a = as_tensor(a, like=b)
+    if not isinstance(b, (Tensor, bool, int, float)):
         b = as_tensor(b, like=a)
-    common = result_type(a.dtype, b.dtype if isinstance(b, Tensor) else b)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = as_tensor(a)   # (two Python numbers: a tensor of the default dtype, as elsewhere)
+    common = result_type(*[v.dtype if isinstance(v, Tensor) else v for v in (a, b)])
     dtype = ufunc_result(np.logaddexp, common, common)
-    a = a.astype(dtype)
-    b = b.astype(dtype) if isinstance(b, Tensor) else b
+    a, b = [v.astype(dtype) if isinstance(v, Tensor) else v for v in (a, b)]
     high = maximum(a, b)
     low = minimum(a, b)
     # equal infinities would give inf - inf = nan below: there the answer is the value itself

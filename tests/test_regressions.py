@@ -482,3 +482,13 @@ def test_write_values_with_extra_leading_size_1_axes(device, index, value_shape)
             continue
         x[index] = v
         assert_close(x, b)
+
+
+@pytest.mark.parametrize("dtype", [lt.float16, lt.float32, lt.float64], ids=lambda d: d.name)
+def test_logaddexp_keeps_a_python_scalar_weak_on_either_side(device, dtype):
+    a = np.array([-1.0, 0.0, 1 / 3, 20.0], dtype.np)
+    x = lt.asarray(a, device=device)
+    for got, want in ((lt.logaddexp(1 / 3, x), np.logaddexp(1 / 3, a)), (lt.logaddexp(x, 1 / 3), np.logaddexp(a, 1 / 3))):
+        assert got.dtype == want.dtype
+        assert_close(got, want)
+    assert lt.logaddexp(1.0, 2.0).dtype == lt.float32   # (two Python numbers: the default float)
