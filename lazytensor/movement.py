@@ -288,8 +288,9 @@ def written_value(x: Tensor, value: Any, shape: tuple[int, ...]) -> Tensor:
                          f"shape {shape}") from None
 
 
-def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors along an existing axis (dtypes promoted like numpy).
+def concatenate(tensors: Sequence[Tensor], axis: Any = 0) -> Tensor:
+    """Join tensors along an existing axis (dtypes promoted like numpy); with axis=None, the
+    flattened tensors, as numpy's.
 
     >>> lt.concatenate([lt.zeros(2), lt.ones(1)]).tolist()
     [0.0, 0.0, 1.0]
@@ -299,6 +300,8 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
         raise ValueError("need at least one tensor to concatenate")
     like = next((t for t in tensors if isinstance(t, Tensor)), None)
     tensors = [as_tensor(t, like) for t in tensors]
+    if axis is None:
+        tensors, axis = [t.reshape(-1) for t in tensors], 0
     ndim = tensors[0].ndim
     if ndim == 0:
         raise ValueError("zero-dimensional tensors cannot be concatenated")

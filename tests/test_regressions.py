@@ -492,3 +492,9 @@ def test_logaddexp_keeps_a_python_scalar_weak_on_either_side(device, dtype):
         assert got.dtype == want.dtype
         assert_close(got, want)
     assert lt.logaddexp(1.0, 2.0).dtype == lt.float32   # (two Python numbers: the default float)
+
+
+def test_concatenate_with_axis_none_flattens_like_numpy(device):
+    parts = [np.arange(6).reshape(2, 3), np.arange(4, dtype=np.int8).reshape(2, 1, 2), np.asarray(7)]
+    got = lt.concatenate([lt.asarray(p, device=device) for p in parts], axis=None)
+    assert_close(got, np.concatenate(parts, axis=None))
