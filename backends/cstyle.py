@@ -45,6 +45,7 @@ class Dialect:
     math_name: Callable[[str, str], str]         # (function, C type) -> function name
     preamble: Callable[[set[str]], str]          # (features used) -> text before everything
     helpers: dict[str, str] = field(default_factory=dict)  # dialect-only helper definitions
+    guarded: frozenset[str] = frozenset()        # functions whose argument needs a guard (_call)
 
 
 # ---- the kernel renderer --------------------------------------------------------------------
@@ -274,12 +275,14 @@ def _helper_source(name: str, d: Dialect) -> str:
         return (f"{f} {t} {name}({t} a, {t} b) {{\n  if (b == 0 || b == -1) return 0;\n"
                 f"  {t} r = a % b;\n  return (r != 0 && ((r ^ b) < 0)) ? ({t})(r + b) : r;\n}}")
     if what == "floordiv_float":
-        fmod, floor, copysign = (d.math_name(n, t) for n in ("fmod", "floor", "copysign"))
-        # numpy's npy_floor_divide
+        fmod, floor, copysign, fabs = (d.math_name(n, t) for n in ("fmod", "floor", "copysign", "fabs"))
+        # numpy's npy_floor_divide; a div that is whole already (beyond 2^mantissa), inf or nan
+        # is the result, and never reaches floor: _call says why
         return (f"{f} {t} {name}({t} a, {t} b) {{\n  if (b == 0) return a / b;\n"
                 f"  {t} mod = {fmod}(a, b);\n  {t} div = (a - mod) / b;\n"
                 f"  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;\n"
                 f"  if (div == 0) return {copysign}(({t})0, a / b);\n"
+                f"  if (!({fabs}(div) < {_WHOLE[dtype_name]})) return div;\n"
                 f"  {t} fl = {floor}(div);\n  return (div - fl > ({t})0.5) ? fl + 1 : fl;\n}}")
     if what == "mod_float":
         fmod, copysign = (d.math_name(n, t) for n in ("fmod", "copysign"))
@@ -425,11 +428,41 @@ def _abs(r: _Renderer, e: Alu, s: list[str]) -> str:
 
 
 def _function(name: str) -> Render:
-    return lambda r, e, s: f"{r.fn(name, e.dtype)}({', '.join(s)})"
+    return lambda r, e, s: _call(r, name, e, s)
 
 
 def _rounding(name: str) -> Render:
-    return lambda r, e, s: f"{r.fn(name, e.dtype)}({s[0]})" if e.dtype.is_float else s[0]
+    return lambda r, e, s: _call(r, name, e, s) if e.dtype.is_float else s[0]
+
+
+# Floats at or beyond these magnitudes are whole numbers (in the register type's C spelling).
+_WHOLE = {"float32": "0x1p23f", "float64": "0x1p52"}
+_ROUNDING = frozenset({"floor", "ceil", "trunc", "rint"})
+
+
+def _call(r: _Renderer, name: str, e: Alu, s: list[str]) -> str:
+    """`name(s...)`, with its argument guarded where the dialect lists it in `guarded`.
+
+    PoCL 3.1's floor, ceil, trunc and rint start by converting x to an int, and its exp,
+    expm1, sinh and tanh round x/ln2 to an int the same way: LLVM's fptosi, which has no value
+    for nan (nor, in rint, beyond the int range). When the compiler can see the argument (a
+    literal nan, or `t + nan`, which it folds to one) it folds the call to poison and drops the
+    store: `floor(t + nan)` and `t // nan` gave whatever the buffer held. The guard sends such
+    arguments around the call, which gives the same result for them: nan for nan, and x itself
+    for rounding any x beyond 2^mantissa (a whole number already), inf or nan. An argument that
+    is a literal is decided here, with no self-comparison for the compiler to warn about.
+    """
+    call = f"{r.fn(name, e.dtype)}({', '.join(s)})"
+    if name not in r.d.guarded:
+        return call
+    x, src = s[0], e.srcs[0]
+    if name in _ROUNDING:
+        if isinstance(src, Const):
+            return x if not abs(src.value) < 2.0 ** (23 if _reg_name(src.dtype) == "float32" else 52) else call
+        return f"({r.fn('fabs', e.dtype)}({x}) < {_WHOLE[_reg_name(e.dtype)]} ? {call} : {x})"
+    if isinstance(src, Const):
+        return x if math.isnan(src.value) else call
+    return f"({x} != {x} ? {x} : {call})"
 
 
 def _cast(r: _Renderer, e: Alu, s: list[str]) -> str:
@@ -553,6 +586,10 @@ OPENCL = Dialect(
         "lt_double_to_half": "static float lt_double_to_half(double x) {\n  ushort h;\n"
                              "  vstore_half_rte(x, 0, (__private half*)&h);\n  return vload_half(0, (__private half*)&h);\n}",
     },
+    # measured on PoCL 3.1 (LLVM 15) for float and double, every built-in the renderer uses, with
+    # a literal nan, +-inf, +-FLT_MAX, 1e30, 2^40, -0.0 and the smallest subnormal as argument(s):
+    # only these fold to no value (see _call)
+    guarded=frozenset({"floor", "ceil", "trunc", "rint", "exp", "expm1", "sinh", "tanh"}),
 )
 
 
