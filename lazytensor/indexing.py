@@ -20,6 +20,8 @@ from .tensor import Tensor, as_tensor, broadcast_shapes, normalize_axes, where
 
 
 def _index_tensor(indices: Any, like: Tensor, what: str) -> Tensor:
+    if isinstance(indices, (list, tuple)) and np.size(indices) == 0:
+        indices = np.zeros(np.shape(indices), np.int64)   # numpy reads an empty list ([], [[]]) as integers
     index = as_tensor(indices, like)
     if not index.dtype.is_integer:
         raise IndexError(f"{what}: indices must be integers, not {index.dtype.name}")

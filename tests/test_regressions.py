@@ -189,9 +189,10 @@ def _zero_size_indices(shape):
     items = [slice(3, 1), slice(6, -1), slice(0, 0), slice(5, 0, 2), slice(None, None, -1), slice(None),
              np.array([], dtype=np.int64), np.zeros((0, 2), np.int64), np.zeros(shape, bool),
              np.zeros(n, bool), (np.array([], dtype=np.int64), Ellipsis), Ellipsis, None, (None, slice(2, 2)),
-             (slice(4, 2), None), (Ellipsis, slice(2, 1))]
+             (slice(4, 2), None), (Ellipsis, slice(2, 1)), [], ([],), [[]], np.zeros(0, np.float32)]
     if len(shape) > 1:
-        items += [(slice(None), slice(1, 1)), (slice(None), slice(7, -1)), (slice(1, 1), 0 if shape[1] else slice(None))]
+        items += [(slice(None), slice(1, 1)), (slice(None), slice(7, -1)), (slice(1, 1), 0 if shape[1] else slice(None)),
+                  (slice(None), []), (Ellipsis, [[]])]
     return items
 
 
