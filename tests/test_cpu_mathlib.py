@@ -3,7 +3,8 @@
 Each function is compiled (llvmlite, O3, host CPU) into a tiny loop kernel
 `void k(ptr noalias out, ptr noalias in, i64 n)` and run through ctypes on numpy arrays.
 Errors are in ulp of the result type at the reference value, the reference being numpy in
-float64 (for float) or in long double (for double).
+float64 (for float) or in long double (for double). The vectorization tests also compile the
+kernels for other x86 CPUs, and ask backends/cpu/compiler.py for the width LLVM prefers.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import ctypes
 import functools
 import importlib.util
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -37,7 +39,6 @@ llvm.initialize_native_asmprinter()
 TM = llvm.Target.from_default_triple().create_target_machine(
     cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3,
     codemodel="jitdefault")
-HAS_AVX512 = "+avx512f" in llvm.get_host_cpu_features().flatten().split(",")
 
 NP_TYPE = {"float": np.float32, "double": np.float64}
 
@@ -82,18 +83,30 @@ exit:
 """
 
 
+def kernel_module(op: str, ty: str, tm) -> "llvm.ModuleRef":
+    """KERNEL calling `op` on `ty`, parsed and optimized at O3 for the target machine `tm`."""
+    args = ", ".join(f"{ty} {v}" for v in ["%x", "%x2"][:mathlib.ARITY.get(op, 1)])
+    text = KERNEL.format(T=ty, F=mathlib.function_name(op, ty), ARGS=args)
+    text += mathlib.render_math({(op, ty)})
+    mod = llvm.parse_assembly(text)
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    return mod
+
+
+def kernel_asm(asm: str) -> str:
+    """The machine code of the kernel `k` in a module's assembly."""
+    start = asm.index("\nk:")
+    return asm[start:asm.index(".Lfunc_end", start)]
+
+
 class Compiled:
     def __init__(self, op: str, ty: str):
-        args = ", ".join(f"{ty} {v}" for v in ["%x", "%x2"][:mathlib.ARITY.get(op, 1)])
-        text = KERNEL.format(T=ty, F=mathlib.function_name(op, ty), ARGS=args)
-        text += mathlib.render_math({(op, ty)})
-        mod = llvm.parse_assembly(text)
-        mod.triple = TM.triple
-        mod.data_layout = str(TM.target_data)
-        mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
-        pb = llvm.create_pass_builder(TM, pto)
-        pb.getModulePassManager().run(mod, pb)
+        mod = kernel_module(op, ty, TM)
         self.asm = TM.emit_assembly(mod)
         self.engine = llvm.create_mcjit_compiler(mod, TM)  # owns mod
         self.engine.finalize_object()
@@ -110,8 +123,7 @@ class Compiled:
         return out
 
     def kernel_asm(self) -> str:
-        start = self.asm.index("\nk:")
-        return self.asm[start:self.asm.index(".Lfunc_end", start)]
+        return kernel_asm(self.asm)
 
 
 @functools.lru_cache(maxsize=None)
@@ -375,15 +387,57 @@ def test_sincos_huge_arguments(op):
 
 VECTORIZED = [(op, "float") for op in sorted(mathlib.MATH_OPS)]
 VECTORIZED += [("exp", "double"), ("log", "double")]
+REGISTER = {16: "xmm", 32: "ymm", 64: "zmm"}   # x86's vector registers by width in bytes
+X86 = TM.triple.startswith(("x86_64", "i386", "i686"))
+# Intel's server CPUs are tuned in LLVM to prefer 256-bit vectors (their 512-bit units lower the
+# clock); AMD's Zen 4 and 5 run 512-bit vectors at full speed.
+SIMULATED = {"skylake-avx512": 32, "icelake-server": 32, "sapphirerapids": 32, "znver4": 64,
+             "haswell": 32, "x86-64": 16}
 
 
+def packed_registers(asm: str) -> set[str]:
+    """The vector registers that packed floating-point instructions (vmulps, vfmadd231pd,
+    vcvtps2pd, vmovups...) use in `asm`; scalar ones (vmulss, vmovsd) use xmm too."""
+    return set(re.findall(r"\tv?[a-z0-9]+p[sd]\s[^\n]*?%([xyz]mm)", asm))
+
+
+def simulated_machine(cpu: str):
+    """A target machine for another x86 CPU, with that CPU's own features and tuning."""
+    return llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features="", opt=3,
+                                                                     codemodel="jitdefault")
+
+
+@pytest.mark.skipif(not X86, reason="x86 register names")
 @pytest.mark.parametrize("op,ty", VECTORIZED)
 def test_loop_is_vectorized(op, ty):
+    """No calls, and vector code at the width the scheduler uses for this host
+    (host_target().simd_bytes, what LLVM's vectorizer prefers here: zmm on this Zen 5)."""
+    from lazytensor.backends.cpu.compiler import host_target
     asm = compiled(op, ty).kernel_asm()
     assert "call" not in asm, f"{op} {ty}: the kernel still calls a function"
-    if not HAS_AVX512:
-        pytest.skip("host CPU has no avx512f: zmm code not expected")
-    assert "zmm" in asm, f"{op} {ty}: no AVX-512 vector code in the kernel"
+    register = REGISTER[host_target().simd_bytes]
+    assert register in packed_registers(asm), f"{op} {ty}: no packed {register} code in the kernel"
+
+
+@pytest.mark.skipif(not X86, reason="x86 CPU names")
+@pytest.mark.parametrize("cpu", sorted(SIMULATED))
+def test_preferred_width_probe(cpu):
+    """The probe behind host_target().simd_bytes finds each CPU's preference, whatever its
+    feature list says (skylake-avx512 has avx512f and prefers 256 bits)."""
+    from lazytensor.backends.cpu.compiler import preferred_vector_bytes
+    assert preferred_vector_bytes(simulated_machine(cpu)) == SIMULATED[cpu]
+
+
+@pytest.mark.skipif(not X86, reason="x86 register names")
+@pytest.mark.parametrize("op,ty", VECTORIZED)
+def test_loop_is_vectorized_on_an_intel_server(op, ty):
+    """The same kernels compiled for skylake-avx512 (the issue's host): ymm code at the width
+    the probe finds there."""
+    from lazytensor.backends.cpu.compiler import preferred_vector_bytes
+    tm = simulated_machine("skylake-avx512")
+    asm = kernel_asm(tm.emit_assembly(kernel_module(op, ty, tm)))
+    assert "call" not in asm, f"{op} {ty}: the kernel still calls a function"
+    assert REGISTER[preferred_vector_bytes(tm)] in packed_registers(asm), f"{op} {ty}: no packed ymm code"
 
 
 def test_libm_fallback_is_a_call():
