@@ -19,6 +19,8 @@ Max error, in ulp of the result, against numpy computing in float64 (for float) 
          pairs, special values exactly as C99).
   double sin, cos, tanh use `llvm.{sin,cos,tanh}.f64`, which LLVM lowers to calls of the C
          library's sin/cos/tanh (resolved by the JIT from the process): no vectorization.
+         glibc 2.36: 0.52 ulp on random arguments, but cos is 7.95 ulp off at the double
+         nearest a multiple of pi/2 (6381956970095103 * 2^797); numpy returns the same value.
          double erf and pow are not here: the renderer calls the C library's.
 Special values follow numpy: exp(-inf) = 0, exp(inf) = inf, overflow -> inf, underflow ->
 gradual (a subnormal result is rounded once) then 0; log(+-0) = -inf, log(x < 0) = nan,
@@ -334,8 +336,10 @@ def _sincos(b: _Builder, x: _V, cosine: bool) -> _V:
     sin: a = |x| = n*pi + r, sin(x) = sign(x) * (-1)^n * sin(r).
     cos: a = (2n + 1)*pi/2 + r, cos(x) = (-1)^(n+1) * sin(r) (SLEEF).
     Each element takes Cody-Waite's reduction below 2^50 and Payne-Hanek's at and above (one
-    compare, then selects: a vector computes both).  inf and nan take Cody-Waite's, which gives
-    nan for both.
+    compare, then selects: the loop vectorizer turns any branch into selects, so a vector
+    computes both; measured, one thread, 1M floats: 0.58 ms against 0.39 with Cody-Waite alone,
+    in [-10, 10] as in [-1e30, 1e30]; benchmarks/bench_sincos.py).  inf and nan take
+    Cody-Waite's, which gives nan for both.
     """
     c = b.c
     ax = b.call("fabs", x)
