@@ -309,8 +309,8 @@ UNARY = {  # name: (lazytensor, numpy, kinds it takes, error model)
 }
 
 BINARY = {  # name: (lazytensor, numpy, error model)
-    "add": ("{0} + {1}", "{0} + {1}", "round"),
-    "sub": ("{0} - {1}", "{0} - {1}", "round"),
+    "add": ("{0} + {1}", "{0} + {1}", "addition"),
+    "sub": ("{0} - {1}", "{0} - {1}", "addition"),
     "mul": ("{0} * {1}", "{0} * {1}", "round"),
     "truediv": ("{0} / {1}", "{0} / {1}", "round"),
     "floordiv": ("{0} // {1}", "{0} // {1}", "round"),
@@ -538,7 +538,9 @@ def propose_movement(p: Proposer) -> Optional[Step]:
     shape, ndim = value.shape, value.ndim
     kind = p.choice(["reshape", "permute", "T", "moveaxis", "mT", "expand", "squeeze", "unsqueeze",
                      "slice", "slice", "slice", "flip", "pad", "concat", "stack", "roll", "tile",
-                     "repeat", "tril", "diff"])
+                     "repeat", "tril", "diff", "copy"])
+    if kind == "copy":  # lt.asarray copies (its docstring), as np.array does
+        return p.expr(kind, f"lt.asarray({x})", f"np.array({x})", (x,), returns_input=True)
     if kind == "reshape":
         new = random_reshape(p, shape)
         return p.expr(kind, f"{x}.reshape({new!r})", f"{x}.reshape({new!r})", (x,))
@@ -596,7 +598,9 @@ def propose_movement(p: Proposer) -> Optional[Step]:
     if kind == "roll":
         axis = None if ndim == 0 or p.chance(0.3) else int(p.rng.integers(-ndim, ndim))
         shift = int(p.rng.integers(-7, 8))
-        return p.expr(kind, f"lt.roll({x}, {shift}, axis={axis!r})", f"np.roll({x}, {shift}, axis={axis!r})", (x,))
+        still = axis is not None and (shape[axis] == 0 or shift % shape[axis] == 0)
+        return p.expr(kind, f"lt.roll({x}, {shift}, axis={axis!r})", f"np.roll({x}, {shift}, axis={axis!r})", (x,),
+                      returns_input=still)
     if kind == "tile" and math.prod(shape) * 6 <= LARGE_SIZE:
         reps = tuple(int(r) for r in p.rng.integers(0 if p.chance(0.1) else 1, 3, int(p.rng.integers(1, ndim + 2))))
         return p.expr(kind, f"lt.tile({x}, {reps!r})", f"np.tile({x}, {reps!r})", (x,))
@@ -610,7 +614,7 @@ def propose_movement(p: Proposer) -> Optional[Step]:
     if kind == "diff" and ndim and value.dtype.kind != "b":
         axis, n = int(p.rng.integers(-ndim, ndim)), int(p.rng.integers(1, 3))
         return p.expr(kind, f"lt.diff({x}, axis={axis}, n={n})", f"np.diff({x}, axis={axis}, n={n})", (x,),
-                      "round" if value.dtype.kind == "f" else "exact")
+                      "diff", axis=axis, n=n)
     return None
 
 
@@ -966,6 +970,23 @@ def _write_through_alias(c: Candidate) -> bool:
                for name, v in c.ns.items() if name[0] in "vx")
 
 
+def _write_to_returned_input(c: Candidate) -> bool:
+    """A write to x or y after y = lt.asarray(x) or y = lt.roll(x, 0, axis=0): lazytensor returns
+    x itself there, so the write reaches both (numpy's copy keeps them apart)."""
+    if c.step.kind != "write":
+        return False
+    pairs = [(s.args[0], s.target) for s in c.program.steps if s.params.get("returns_input")]
+    return any(c.step.target in pair for pair in pairs)
+
+
+def _float16_mod_by_sin(c: Candidate) -> bool:
+    if c.program.device != "cpu" or c.step.op not in ("mod", "imod"):
+        return False
+    divisor = c.step.params["b"]
+    made = c.program.producer(divisor) if isinstance(divisor, str) else None
+    return made is not None and made.op in ("sin", "cos", "erf") and c.ns[divisor].dtype == np.float16
+
+
 def _concatenate_all_axes(c: Candidate) -> bool:
     return c.step.lt.startswith("lt.concatenate(") and c.step.params["axis"] is None and c.arg().ndim > 1
 
@@ -1031,6 +1052,12 @@ KNOWN_DEFECTS = [  # (what, the generator's restriction). Remove a line when its
     # found by the fuzzer: x[mask] (read or write) with a 2-d mask raises when x has a zero-size
     # axis after the masked ones: lt.zeros((2, 3, 0))[np.ones((2, 3), bool)]
     ("fuzz: a 2-d mask over a tensor with a zero-size later axis raises", _mask_over_zero_size_axis),
+    # found by the fuzzer: lt.asarray(t) returns t itself (its docstring: "a copy"), and so does
+    # lt.roll(t, 4, axis=-1) for an axis of 1, 2 or 4: `y = lt.roll(x, 4, axis=-1); y += 1` changes x
+    ("fuzz: lt.asarray(t) and a whole-turn lt.roll(t, n, axis) return t itself", _write_to_returned_input),
+    # found by the fuzzer: on the cpu, float16 x % lt.sin(x) (also cos, erf) fails to load for some
+    # sizes (1, 2, 31): "needs __truncdfhf2, which this process does not provide"
+    ("fuzz: float16 x % sin(x) on the cpu needs __truncdfhf2", _float16_mod_by_sin),
 ]
 
 
@@ -1134,13 +1161,25 @@ def error_bound(step: Step, before: dict, result: np.ndarray) -> Optional[np.nda
     ulps = {"round": 1.0, "transcendental": 1.0 if result.dtype == np.float16 else 4.0}.get(step.error)
     if ulps is not None:
         return ulps * e * magnitude
+    if step.error == "addition":
+        # an ulp of each operand, not of the sum: the cpu contracts a*b + c into one fma (LLVM's
+        # `contract`), so x*y - x*y may come out as the rounding error of x*y instead of 0
+        a, b = (np.abs(np.asarray(operand_value(step.params[k], before), dtype=np.float64)) for k in "ab")
+        return e * (a + b + magnitude)
     if step.error in ("sum", "mean", "cumsum", "dot"):
         absolute = {name: np.abs(np.asarray(before[name]).astype(np.float64)) for name in step.args}
         with np.errstate(all="ignore"):
             scale = np.abs(np.asarray(eval(step.np, NP_ENV, absolute), dtype=np.float64))
         factor = {"sum": 2.0, "mean": 3.0, "cumsum": max(2.0, float(step.params.get("n", 1))),
                   "dot": 2.0 + step.params.get("k", 1)}[step.error]
-        return factor * e * scale.reshape(result.shape) + e * magnitude
+        bound = factor * e * scale.reshape(result.shape) + e * magnitude
+        # the sign of a zero sum is the summation order's (numpy's BLAS gives +0.0 for -3.4 * -0.0)
+        return np.where(result == 0, float(np.finfo(result.dtype).smallest_subnormal), bound)
+    if step.error == "diff":  # differences of neighbours: an ulp of each term (see "addition")
+        terms = np.moveaxis(np.abs(np.asarray(before[step.args[0]], dtype=np.float64)), step.params["axis"], -1)
+        for _ in range(step.params["n"]):
+            terms = terms[..., 1:] + terms[..., :-1]
+        return e * (np.moveaxis(terms, -1, step.params["axis"]) + magnitude)
     if step.error == "prod":
         return (step.params["n"] + 1) * e * magnitude
     if step.error in ("var", "std"):
@@ -1237,6 +1276,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, runs: list) -> Optiona
             unstable |= (np.isnan(r) != np.isnan(w)) | (np.isinf(r) != np.isinf(w)) | (np.isinf(w) & (r != w))
             with np.errstate(invalid="ignore"):
                 spread = np.fmax(spread, np.abs(r - w))
+        with np.errstate(invalid="ignore"):
+            unstable |= spread > 0.1 * np.abs(w)  # ill-conditioned: the nudges move it by 10% or more
         slack = np.spacing(np.abs(want)).astype(np.float64)
         with np.errstate(invalid="ignore"):
             close = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= 2 * spread + slack)
