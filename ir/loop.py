@@ -7,18 +7,31 @@ and fold what is constant, so `i*1 + 0` is rendered as `i`.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Union
+from typing import Callable, Union
 
 from .dtypes import DType, bool_, int64
 from .ops import Op
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Const:
     value: Union[bool, int, float]
     dtype: DType
+
+    # Equal only with exactly the same value: 0.0 == -0.0 in Python, and a renderer that reuses
+    # the value of an equal expression must not give `x * -0.0` the value of `x * 0.0`.
+    def _key(self) -> tuple:
+        value = self.value
+        return (self.dtype, type(value), struct.pack("<d", value) if isinstance(value, float) else value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Const) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 @dataclass(frozen=True)
@@ -27,41 +40,62 @@ class Var:
     dtype: DType = int64
 
 
-class _CachedHash:
-    """Expression trees are hashed over and over (renderers look values up by expression): each
-    node keeps its hash, so hashing a tree costs one step instead of a walk of the whole tree."""
+class _Tree:
+    """Expression nodes with sub-expressions. Expressions are hashed over and over (renderers
+    look values up by expression) and get deep, so each node's hash is computed once, when it is
+    made, from its parts' hashes (kept: no walk of the tree, no recursion); equality compares
+    two trees with an explicit stack."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((type(self).__name__,) + tuple(
+            getattr(self, f) for f in self.__dataclass_fields__)))
 
     def __hash__(self) -> int:
-        cached = self.__dict__.get("_hash")
-        if cached is None:
-            cached = hash((type(self).__name__,) + tuple(getattr(self, f) for f in self.__dataclass_fields__))
-            object.__setattr__(self, "_hash", cached)
-        return cached
+        return self.__dict__["_hash"]
+
+    def __eq__(self, other: object) -> bool:
+        pairs = [(self, other)]
+        while pairs:
+            a, b = pairs.pop()
+            if a is b:
+                continue
+            if type(a) is not type(b) or hash(a) != hash(b):
+                return False
+            if not isinstance(a, _Tree):
+                if a != b:
+                    return False
+                continue
+            for f in a.__dataclass_fields__:
+                x, y = getattr(a, f), getattr(b, f)
+                if isinstance(x, tuple):
+                    if len(x) != len(y):
+                        return False
+                    pairs.extend(zip(x, y))
+                else:
+                    pairs.append((x, y))
+        return True
 
 
-@dataclass(frozen=True)
-class Load(_CachedHash):
+@dataclass(frozen=True, eq=False)
+class Load(_Tree):
     buf: int          # parameter slot of the kernel
     index: "Expr"     # element index (int64)
     dtype: DType
-    __hash__ = _CachedHash.__hash__
 
 
-@dataclass(frozen=True)
-class Alu(_CachedHash):
+@dataclass(frozen=True, eq=False)
+class Alu(_Tree):
     op: Op
     srcs: tuple["Expr", ...]
     dtype: DType
-    __hash__ = _CachedHash.__hash__
 
 
-@dataclass(frozen=True)
-class LocalLoad(_CachedHash):
+@dataclass(frozen=True, eq=False)
+class LocalLoad(_Tree):
     """An element of a kernel's local array (gpu: block-shared memory; cpu: a tile on the stack)."""
     array: str
     index: "Expr"
     dtype: DType
-    __hash__ = _CachedHash.__hash__
 
 
 Expr = Union[Const, Var, Load, Alu, LocalLoad]
@@ -246,30 +280,80 @@ def less(a: Expr, b: Expr) -> Expr:
     return Alu(Op.CMPLT, (a, b), bool_)
 
 
+def children(e: Expr) -> tuple[Expr, ...]:
+    """The sub-expressions of `e`."""
+    if isinstance(e, Alu):
+        return e.srcs
+    if isinstance(e, (Load, LocalLoad)):
+        return (e.index,)
+    return ()
+
+
+def with_children(e: Expr, parts: tuple[Expr, ...]) -> Expr:
+    """`e` with its sub-expressions replaced by `parts` (itself where they are the same)."""
+    if parts == children(e):
+        return e
+    if isinstance(e, Alu):
+        return Alu(e.op, tuple(parts), e.dtype)
+    if isinstance(e, Load):
+        return Load(e.buf, parts[0], e.dtype)
+    return LocalLoad(e.array, parts[0], e.dtype)
+
+
+def postorder(root: Expr) -> list[Expr]:
+    """Every distinct sub-expression of `root` (itself included), each after its own."""
+    order: list[Expr] = []
+    seen: set[Expr] = {root}
+    stack = [(root, iter(children(root)))]
+    while stack:
+        e, parts = stack[-1]
+        for part in parts:
+            if part not in seen:
+                seen.add(part)
+                stack.append((part, iter(children(part))))
+                break
+        else:
+            stack.pop()
+            order.append(e)
+    return order
+
+
+def rewrite(root: Expr, replace: "Callable[[Expr], Expr | None]") -> Expr:
+    """`root` with every sub-expression for which `replace` gives an expression replaced by it
+    (and not looked into), the rest rebuilt from their rewritten parts."""
+    done: dict[Expr, Expr] = {}
+    for e in postorder(root):
+        new = replace(e)
+        done[e] = new if new is not None else with_children(e, tuple(done[p] for p in children(e)))
+    return done[root]
+
+
 def reads_accumulator(e: Expr, memo: dict) -> bool:
     """Whether `e` reads a value that changes as a reduction runs (an accumulator, a local tile):
     a renderer computes such an expression again at each use instead of reusing it. `memo` holds
     the answers for one kernel: its expression is a DAG, and walking it as a tree at every node
     took 2 s of rendering for the 75 kernels of examples/train_digits.py."""
-    known = memo.get(e)
-    if known is None:
-        if isinstance(e, LocalLoad):
-            known = True
-        elif isinstance(e, Var):
-            known = e.name.startswith("acc")
-        elif isinstance(e, Alu):
-            known = any(reads_accumulator(s, memo) for s in e.srcs)
-        elif isinstance(e, Load):
-            known = reads_accumulator(e.index, memo)
-        else:
-            known = False
-        memo[e] = known
-    return known
+    if e in memo:
+        return memo[e]
+    for x in postorder(e):
+        if x not in memo:
+            if isinstance(x, LocalLoad):
+                memo[x] = True
+            elif isinstance(x, Var):
+                memo[x] = x.name.startswith("acc")
+            else:
+                memo[x] = any(memo[p] for p in children(x))
+    return memo[e]
 
 
 def walk(stmts: tuple[Stmt, ...]):
-    """Every statement, depth first."""
-    for s in stmts:
+    """Every statement, depth first (in order: a loop before its body)."""
+    stack = [iter(stmts)]
+    while stack:
+        s = next(stack[-1], None)
+        if s is None:
+            stack.pop()
+            continue
         yield s
         if isinstance(s, (For, If)):
-            yield from walk(s.body)
+            stack.append(iter(s.body))

@@ -15,6 +15,7 @@ from ..ir.graph import Node, toposort
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.ops import Op
 from ..ir.view import View
+from ..ir.walk import recurse
 from .schedule import (Bind, CacheRead, CacheWrite, Fuse, Parallel, PartialSum, Reorder, Schedule, Split, Unroll,
                        Vectorize, reductions)
 
@@ -398,25 +399,17 @@ def _substitute_all(expr: Expr, axes: list[_Loop], f: Expr, size: int) -> Expr:
     return expr
 
 
-def _walk_exprs(e: Expr):
-    yield e
-    if isinstance(e, Alu):
-        for s in e.srcs:
-            yield from _walk_exprs(s)
-    elif isinstance(e, (loop.Load, loop.LocalLoad)):
-        yield from _walk_exprs(e.index)
+def _walk_exprs(e: Expr) -> list[Expr]:
+    return loop.postorder(e)
 
 
 def _vars(e: Expr) -> set[str]:
-    return {x.name for x in _walk_exprs(e) if isinstance(x, Var)}
+    return {x.name for x in loop.postorder(e) if isinstance(x, Var)}
 
 
 def _replace_load(e: Expr, old: loop.Load, new: Expr) -> Expr:
-    if e == old:
-        return new
-    if isinstance(e, Alu):
-        return replace(e, srcs=tuple(_replace_load(s, old, new) for s in e.srcs))
-    return e
+    """`e` with the read `old` replaced by `new` (not inside other reads' indices)."""
+    return loop.rewrite(e, lambda x: new if x == old else x if isinstance(x, (loop.Load, loop.LocalLoad)) else None)
 
 
 def _stride(index: Expr, name: str, axes: list[_Loop]) -> int:
@@ -433,13 +426,17 @@ def _stride(index: Expr, name: str, axes: list[_Loop]) -> int:
 
 def _evaluate(e: Expr, env: dict[str, int]) -> int:
     """An index expression's value, with unknown variables (blocks, outer loops) at 0."""
-    if isinstance(e, Const):
-        return int(e.value)
-    if isinstance(e, Var):
-        return env.get(e.name, 0)
-    if isinstance(e, Alu) and e.op in _INDEX_ARITHMETIC:
-        return _INDEX_ARITHMETIC[e.op](*[_evaluate(s, env) for s in e.srcs])
-    raise KeyError(e)
+    value: dict[Expr, int] = {}
+    for x in loop.postorder(e):
+        if isinstance(x, Const):
+            value[x] = int(x.value)
+        elif isinstance(x, Var):
+            value[x] = env.get(x.name, 0)
+        elif isinstance(x, Alu) and x.op in _INDEX_ARITHMETIC:
+            value[x] = _INDEX_ARITHMETIC[x.op](*[value[p] for p in x.srcs])
+        else:
+            raise KeyError(x)
+    return value[e]
 
 
 _INDEX_ARITHMETIC = {Op.ADD: lambda a, b: a + b, Op.MUL: lambda a, b: a * b, Op.IDIV: lambda a, b: a // b,
@@ -492,14 +489,9 @@ def _clamped_index(value: Expr, n: int) -> Expr:
 
 
 def substitute(expr: Expr, name: str, value: Expr) -> Expr:
-    """`expr` with the index variable `name` replaced by `value`."""
-    if isinstance(expr, Var):
-        return value if expr.name == name else expr
-    if isinstance(expr, Alu):
-        return replace(expr, srcs=tuple(substitute(s, name, value) for s in expr.srcs))
-    if isinstance(expr, loop.Load):
-        return replace(expr, index=substitute(expr.index, name, value))
-    return expr
+    """`expr` with the index variable `name` replaced by `value` (not inside local-array reads)."""
+    return loop.rewrite(expr, lambda x: value if isinstance(x, Var) and x.name == name else
+                        x if isinstance(x, loop.LocalLoad) else None)
 
 
 class _ExprLowering:
@@ -515,12 +507,12 @@ class _ExprLowering:
         return [self.loads[k] for k in range(nparams)]
 
     def expr(self, node: Node, idx: list[Expr]) -> Expr:
-        key = (node, tuple(idx))
-        if key not in self.memo:
-            self.memo[key] = self._expr(node, idx)
-        return self.memo[key]
+        return recurse(self._expr, (node, tuple(idx)), self.memo)
 
-    def _expr(self, node: Node, idx: list[Expr]) -> Expr:
+    def _expr(self, key: tuple[Node, tuple[Expr, ...]]):
+        """The loop-IR expression of `node` at index `idx` (a recursive definition: see
+        ir/walk.py; `yield` is a recursive call)."""
+        node, idx = key
         if node in self.acc:
             return self.acc[node]
         if node.op is Op.CONST:
@@ -528,17 +520,20 @@ class _ExprLowering:
         if node.op is Op.LOAD:
             slot, view = node.arg
             self.loads[slot] = node.dtype
-            index, valid = view.index(idx)
+            index, valid = view.index(list(idx))
             if valid is not None:
                 self.masked.add(slot)
             return _masked_load(slot + 1, index, node.dtype, valid)
         if node.op is Op.VALID:
-            _, valid = node.arg.index(idx)
+            _, valid = node.arg.index(list(idx))
             return Const(True, node.dtype) if valid is None else valid
         if node.op is Op.GATHER:
             source, index = node.src
             axis, k = node.arg, len(index.shape)
-            at = self.expr(index, idx[axis:axis + k])
+            at = yield (index, idx[axis:axis + k])
             picked = _clamped_index(at, source.shape[axis])
-            return self.expr(source, idx[:axis] + [picked] + idx[axis + k:])
-        return Alu(node.op, tuple(self.expr(s, idx) for s in node.src), node.dtype)
+            return (yield (source, idx[:axis] + (picked,) + idx[axis + k:]))
+        srcs = []
+        for s in node.src:
+            srcs.append((yield (s, idx)))
+        return Alu(node.op, tuple(srcs), node.dtype)

@@ -16,6 +16,7 @@ from ...ir import loop
 from ...ir.dtypes import DType
 from ...ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ...ir.ops import Op
+from ...ir.walk import recurse
 from . import mathlib
 
 LLVM_TYPE = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "i8",
@@ -57,6 +58,7 @@ class _Renderer:
         # calls LLVM cannot vectorize (libm, frem, loops in helpers): a loop containing one must
         # not demand vectorization, or LLVM prints a "loop not vectorized" warning
         self.scalar_calls = 0
+        self._regroup: Expr | None = None   # the expression being rendered, where it may be regrouped
 
     # ---- module ---------------------------------------------------------------------------
 
@@ -198,13 +200,21 @@ class _Renderer:
         return self._element(f"%{array}", LLVM_TYPE[dtype.name], index)
 
     def _element(self, base: str, element_type: str, index: Expr) -> str:
-        idx = self.expr(index)
+        return self._gep(base, element_type, self.expr(index))
+
+    def _gep(self, base: str, element_type: str, idx: str) -> str:
         ptr = self.fresh("p")
         self.emit(f"{ptr} = getelementptr inbounds {element_type}, ptr {base}, i64 {idx}")
         return ptr
 
     def expr(self, e: Expr, reassociate: bool = False) -> str:
-        """The SSA value (or constant) of `e`, computed once per enclosing loop body."""
+        """The SSA value (or constant) of `e`, computed once per enclosing loop body (where it
+        reads no accumulator). `reassociate`: `e` itself may be regrouped (a reduction update)."""
+        self._regroup = e if reassociate else None
+        return recurse(self._value, e, {})
+
+    def _value(self, e: Expr):
+        """`expr` as a recursive definition (see ir/walk.py: `yield e` is a recursive call)."""
         if isinstance(e, Const):
             return literal(e.value, e.dtype)
         if isinstance(e, Var) and e.name.startswith("acc"):
@@ -216,29 +226,28 @@ class _Renderer:
         for scope in reversed(self.scopes):
             if e in scope:
                 return scope[e]
-        value = self._compute(e, reassociate)
-        if not loop.reads_accumulator(e, self.accumulating):
-            self.scopes[-1][e] = value
-        return value
-
-    def _compute(self, e: Expr, reassociate: bool) -> str:
         if isinstance(e, loop.Load):
-            ptr = self._address(e.buf, e.index, e.dtype)
+            ptr = self._gep(f"%buf{e.buf}", MEMORY_TYPE[e.dtype.name], (yield e.index))
             value = self.fresh("v")
             self.emit(f"{value} = load {MEMORY_TYPE[e.dtype.name]}, ptr {ptr}")
             if e.dtype.is_bool:
                 bit = self.fresh()
                 self.emit(f"{bit} = icmp ne i8 {value}, 0")
-                return bit
-            return value
-        if isinstance(e, loop.LocalLoad):
+                value = bit
+        elif isinstance(e, loop.LocalLoad):
+            ptr = self._gep(f"%{e.array}", LLVM_TYPE[e.dtype.name], (yield e.index))
             value = self.fresh("v")
-            self.emit(f"{value} = load {LLVM_TYPE[e.dtype.name]}, ptr {self._local_address(e.array, e.index, e.dtype)}")
-            return value
-        if isinstance(e, Alu):
-            srcs = [self.expr(s) for s in e.srcs]
-            return _ALU[e.op](self, e, srcs, "reassoc contract " if reassociate else "contract ")
-        raise TypeError(f"cannot render expression {e!r}")
+            self.emit(f"{value} = load {LLVM_TYPE[e.dtype.name]}, ptr {ptr}")
+        elif isinstance(e, Alu):
+            srcs = []
+            for part in e.srcs:
+                srcs.append((yield part))
+            value = _ALU[e.op](self, e, srcs, "reassoc contract " if e is self._regroup else "contract ")
+        else:
+            raise TypeError(f"cannot render expression {e!r}")
+        if not loop.reads_accumulator(e, self.accumulating):
+            self.scopes[-1][e] = value
+        return value
 
     def op(self, text: str) -> str:
         """Emit `%x = <text>` and return %x."""
