@@ -7,7 +7,6 @@
 """
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
 import weakref
@@ -129,10 +128,9 @@ def _plan(rt: Runtime, graph: list[Node], leaves: list[Node]) -> plan.Plan:
         print("---- graph ----\n" + pretty(roots), file=sys.stderr)
     # a reshape at the top is a view of the realized memory, like numpy's: no kernel for it
     bases = [_strip_reshapes(root) for root in roots]
-    with _recursion_for(bases):
-        # (the cpu lowering runs a reduction once per row it depends on: row ops are one kernel)
-        specs = fuse(bases, hoist_reductions=rt.device.target.name == "cpu")
-        return plan.build(specs, bases, leaves, lambda spec: compiled_kernel(rt, spec.expr, len(spec.inputs)))
+    # (the cpu lowering runs a reduction once per row it depends on: row ops are one kernel)
+    specs = fuse(bases, hoist_reductions=rt.device.target.name == "cpu")
+    return plan.build(specs, bases, leaves, lambda spec: compiled_kernel(rt, spec.expr, len(spec.inputs)))
 
 
 def _known_values(roots: list[Node]) -> list[Node]:
@@ -145,22 +143,6 @@ def _known_values(roots: list[Node]) -> list[Node]:
         memo[node] = _REALIZED.get(node) or (node if src == node.src else
                                              Node(node.op, node.dtype, node.shape, src, node.arg))
     return [memo[r] for r in roots]
-
-
-@contextlib.contextmanager
-def _recursion_for(roots: list[Node]):
-    """Fusion and lowering recurse along the graph (a few frames per node): room for a deep one,
-    such as a loop unrolled in Python. Python >= 3.11 keeps these frames off the C stack."""
-    before = sys.getrecursionlimit()
-    needed = 8 * len(toposort(roots)) + 1000
-    if sys.version_info < (3, 11):   # there each frame also takes C stack: stay well inside it
-        needed = min(needed, 20000)
-    if needed > before:
-        sys.setrecursionlimit(needed)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(before)
 
 
 def _strip_reshapes(node: Node) -> Node:

@@ -26,6 +26,7 @@ from ..ir.graph import Node, consumers, toposort
 from ..ir.ops import ELEMENTWISE, MOVEMENT, OPAQUE, REDUCTION, Op
 from ..ir.passes import const
 from ..ir.view import ViewStack
+from ..ir.walk import recurse
 from . import heuristics as H
 
 
@@ -50,10 +51,12 @@ def fuse(outputs: list[Node], hoist_reductions: bool = False) -> list[KernelSpec
     uses = consumers(order)
     hoistable = _read_broadcast(order, uses) if hoist_reductions else set()
     roots = {node for node in outputs if node.op is not Op.BUFFER}
+    cuts = _cuts(order, roots)
+    roots.update(cuts)
     # in the outputs' order, not the set's: a kernel built later sees the roots found before it
     # (and loads them instead of recomputing), so the order decides the kernels; a set of nodes
     # iterates by their addresses, which differ from run to run
-    pending = [node for node in dict.fromkeys(outputs) if node.op is not Op.BUFFER]
+    pending = cuts + [node for node in dict.fromkeys(outputs) if node.op is not Op.BUFFER]
     specs: dict[Node, KernelSpec] = {}
     while pending:
         root = pending.pop()
@@ -73,6 +76,35 @@ def fuse(outputs: list[Node], hoist_reductions: bool = False) -> list[KernelSpec
         roots.update(builder.new_roots)
         pending.extend(builder.new_roots)
     return sorted(specs.values(), key=lambda spec: position[spec.root])
+
+
+def _cuts(order: list[Node], roots: set[Node]) -> list[Node]:
+    """The nodes to compute into memory, beyond the roots, so that no kernel's expression has
+    more than H.MAX_KERNEL_NODES nodes. A long chain (a loop of `y = y + 1` unrolled in Python,
+    50,000 steps) becomes kernels of a bounded size -- and equal ones, compiled once -- instead
+    of one expression whose compile time grows with the square of its length. Sizes count a
+    node's expression as a tree (each distinct source once): a shared sub-expression counted
+    twice only cuts earlier. A reduction counts as one load for its readers (most are computed
+    into memory; one inlined into its reader is bounded itself). Where a node is too big, its
+    biggest sources are cut first."""
+    seen_as: dict[Node, int] = {}   # what a node adds to the expression of a kernel that reads it
+    cuts: list[Node] = []
+    for node in order:
+        if node.op is Op.CONST:
+            seen_as[node] = 0
+            continue
+        if node.op is Op.BUFFER:
+            seen_as[node] = 1
+            continue
+        sources = sorted({s for s in node.src if s.op is not Op.CONST}, key=lambda s: seen_as[s])
+        size = 1 + sum(seen_as[s] for s in sources)
+        while size > H.MAX_KERNEL_NODES and sources and seen_as[sources[-1]] > 1:
+            biggest = sources.pop()   # computed into memory: read as one load
+            cuts.append(biggest)
+            size -= seen_as[biggest] - 1
+            seen_as[biggest] = 1
+        seen_as[node] = 1 if node in roots or node.op in OPAQUE or node.op in REDUCTION else size
+    return cuts
 
 
 def _read_broadcast(order: list[Node], uses: dict[Node, int]) -> set[Node]:
@@ -152,12 +184,11 @@ class _KernelBuilder:
         frame: the kernel's axes that the reductions around here reduce (None inside a gather,
         where the index space is not the kernel's).
         """
-        key = (node, path, shared, in_reduce, frame)
-        if key not in self.memo:
-            self.memo[key] = self._visit(node, path, shared, in_reduce, frame)
-        return self.memo[key]
+        return recurse(self._visit, (node, path, shared, in_reduce, frame), self.memo)
 
-    def _visit(self, node: Node, path, shared, in_reduce, frame) -> Node:
+    def _visit(self, key: tuple):
+        """`visit` as a recursive definition (see ir/walk.py: `yield key` is a recursive call)."""
+        node, path, shared, in_reduce, frame = key
         space = path[0].shape if path else node.shape  # the index space this value is read in
         if node.op is Op.BUFFER or (node in self.roots and node is not self.root):
             return self.load(node, path)
@@ -171,11 +202,11 @@ class _KernelBuilder:
         if node.op is Op.PAD:
             valid_view = view_through(node.src[0].shape, path + (node,))
             gate = Node(Op.VALID, bool_, space, (), valid_view)
-            value = self.visit(node.src[0], path + (node,), shared, in_reduce, frame)
+            value = yield (node.src[0], path + (node,), shared, in_reduce, frame)
             zero = const(0, node.dtype, space)
             return Node(Op.WHERE, node.dtype, space, (gate, value, zero))
         if node.op in MOVEMENT:
-            return self.visit(node.src[0], path + (node,), shared, in_reduce, frame)
+            return (yield (node.src[0], path + (node,), shared, in_reduce, frame))
         if node.op in OPAQUE:
             self.new_roots.append(node)
             return self.load(node, path)
@@ -184,8 +215,8 @@ class _KernelBuilder:
                 self.new_roots.append(node)
                 return self.load(node, path)
             # x is evaluated at a data-dependent index: reductions inside it cannot be inlined
-            source = self.visit(node.src[0], (), shared, True, None)
-            index = self.visit(node.src[1], (), shared, in_reduce, None)
+            source = yield (node.src[0], (), shared, True, None)
+            index = yield (node.src[1], (), shared, in_reduce, None)
             return Node(Op.GATHER, node.dtype, node.shape, (source, index), node.arg)
         if node.op in REDUCTION:
             inline = not path and not shared and not in_reduce and self.uses.get(node, 0) == 1
@@ -193,15 +224,17 @@ class _KernelBuilder:
                 self.new_roots.append(node)
                 return self.load(node, path)
             inner = frame | frozenset(node.arg) if frame is not None else None
-            child = self.visit(node.src[0], (), shared, True, inner)
+            child = yield (node.src[0], (), shared, True, inner)
             return Node(node.op, node.dtype, node.shape, (child,), node.arg)
         assert node.op in ELEMENTWISE, node
         if in_reduce and node is not self.root and _recomputed_often(node, space):
             self.new_roots.append(node)
             return self.load(node, path)
         shared = shared or (node is not self.root and self.uses.get(node, 0) > self.inside.get(node, 0))
-        src = tuple(self.visit(s, path, shared, in_reduce, frame) for s in node.src)
-        return Node(node.op, node.dtype, space, src, node.arg)
+        src = []
+        for s in node.src:
+            src.append((yield (s, path, shared, in_reduce, frame)))
+        return Node(node.op, node.dtype, space, tuple(src), node.arg)
 
     def _hoistable(self, reduce: Node, path: tuple[Node, ...], shared: bool, frame: frozenset[int] | None) -> bool:
         """Whether a reduction read through `path` can be computed inside this kernel, once per

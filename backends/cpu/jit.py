@@ -35,9 +35,9 @@ class _Generation:
         self.jit = llvm.create_lljit_compiler(target_machine())
         self.linked = 0
 
-    def __del__(self) -> None:
+    def __del__(self, _lock=LLVM_LOCK) -> None:   # (bound now: at exit, module globals may be gone)
         # (every LoadedKernel of this JIT holds it: they are all gone, their trackers closed)
-        with LLVM_LOCK:
+        with _lock:
             self.jit.close()
 
 
@@ -51,8 +51,8 @@ class LoadedKernel:
         self._tracker = tracker
         self._generation = generation   # (kept: the JIT must outlive the library's tracker)
 
-    def __del__(self) -> None:
-        with LLVM_LOCK:   # (an RLock: a collection inside a locked section may run this)
+    def __del__(self, _lock=LLVM_LOCK) -> None:   # (bound now: at exit, module globals may be gone)
+        with _lock:   # (an RLock: a collection inside a locked section may run this)
             self._tracker.close()
         self._generation = None
 
