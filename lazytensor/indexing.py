@@ -121,10 +121,10 @@ def boolean_mask(x: Tensor, mask: Any, at: int) -> Tensor:
 def assign(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, lazily: x's node becomes `where(written, value, x)`; x keeps its dtype.
     Works for every index that reads work for."""
-    from .movement import getitem, written_value
+    from .movement import getitem, is_element, written_value
     positions = _positions(x)
     target = getitem(positions, index)            # which flat position each written element hits
-    value = written_value(x, value, target.shape)
+    value = written_value(x, value, target.shape, element=is_element(index))
     if target.size == 0:
         return
     written, source = _scatter_map(target, x.size)

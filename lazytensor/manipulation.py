@@ -89,7 +89,7 @@ def roll(x: Any, shift: Any, axis: Any = None) -> Tensor:
             head = x[(slice(None),) * a + (slice(n - s, None),)]
             tail = x[(slice(None),) * a + (slice(0, n - s),)]
             x = concatenate([head, tail], axis=a)
-    return x
+    return x._new(x.node)   # a new tensor even where nothing moved: writing to it must not change x
 
 
 def tile(x: Any, repetitions: Sequence[int]) -> Tensor:

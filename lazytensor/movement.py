@@ -243,7 +243,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     if not any(_is_array_index(item) for item in items):
         slices, final_shape = basic_index(x, items)
         if all(step == 1 for _, _, step in slices):
-            piece = written_value(x, value, tuple(final_shape))
+            piece = written_value(x, value, tuple(final_shape), element=is_element(items))
             if piece.size == 0:
                 return
             # (every slice is non-empty here, so stop > start: an empty one may have stop < start)
@@ -256,15 +256,26 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     assign(x, index, value)
 
 
-def written_value(x: Tensor, value: Any, shape: tuple[int, ...]) -> Tensor:
+def is_element(index: Any) -> bool:
+    """Whether an index is integers alone, 0-d integer arrays counting as integers (x[1, 0]: one
+    element, which numpy sets from a scalar only, not from an array of one)."""
+    def integer(item: Any) -> bool:
+        if isinstance(item, (Tensor, np.ndarray)):
+            return item.ndim == 0 and item.dtype.kind in "iu"
+        return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+    return all(integer(item) for item in (index if isinstance(index, tuple) else (index,)))
+
+
+def written_value(x: Tensor, value: Any, shape: tuple[int, ...], element: bool = False) -> Tensor:
     """`value` in x's dtype on x's device, broadcast to `shape` (the written part of x), for
     `x[index] = value`. Python and numpy data convert straight to x's dtype by numpy's own
     assignment (so a float written into float64 keeps every digit, 2**64 - 1 fits uint64, and 300
     into uint8 or nan into int64 raise as in numpy): made into a tensor of its own first, a Python
     float would be rounded to float32, the default float. A scalar becomes a constant (no
     buffer, no copy to the device); a Tensor is cast. As in numpy, an array (not a list) may have
-    more leading axes than a target of 1 or more dimensions where they have size 1."""
-    may_drop_axes = bool(shape) and not isinstance(value, (list, tuple))
+    more leading axes than the target where they have size 1, unless the target is an `element`
+    picked by integers alone."""
+    may_drop_axes = not element and not isinstance(value, (list, tuple))
     if isinstance(value, Tensor):
         if value.device != x.device:
             raise ValueError(f"setitem: the value is on {value.device} but the tensor on {x.device}; "

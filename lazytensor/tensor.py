@@ -363,7 +363,7 @@ class Tensor:
         return self._new(make(Op.NEG, self.node))
 
     def __pos__(self) -> "Tensor":
-        return self
+        return self._new(self.node)   # a new tensor, as numpy's: `y = +x; y += 1` leaves x alone
 
     def __invert__(self) -> "Tensor":
         if self.dtype.is_float:

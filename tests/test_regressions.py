@@ -467,15 +467,15 @@ def test_a_mask_over_a_tensor_with_a_zero_size_axis(device, shape, index):
 @pytest.mark.parametrize("index, value_shape", [(slice(1, 2), (1, 1, 1)), (slice(None), (1, 1, 4, 1)),
                                                 (([1, 2],), (1, 1, 2, 1)), (np.array([True, False, True, True]), (1, 3, 1)),
                                                 ((1, 0), (1, 1)), ((1, 0), (1,)), (slice(1, 2), (2, 1, 1)),
-                                                (slice(None), (1, 2, 1))],
+                                                (slice(None), (1, 2, 1)), ((Ellipsis, 1, 0), (1, 1)),
+                                                (np.asarray(2), (1,)), ((np.asarray(2), 0), (1, 1))],
                          ids=str)
 def test_write_values_with_extra_leading_size_1_axes(device, index, value_shape):
     a = np.zeros((4, 1), np.float32)
     value = np.arange(math.prod(value_shape), dtype=np.float32).reshape(value_shape) + 1
     b = a.copy()
     _, error = numpy_outcome(lambda: b.__setitem__(index, value))
-    for v in (value, lt.asarray(value, device=device)) if np.ndim(b[index]) else (value,):   # (numpy:
-        # an element refuses any array; lazytensor refuses all but a 0-d one)
+    for v in (value, lt.asarray(value, device=device)):
         x = lt.asarray(a, device=device)
         if error is not None:
             with pytest.raises(error):
@@ -499,3 +499,15 @@ def test_concatenate_with_axis_none_flattens_like_numpy(device):
     parts = [np.arange(6).reshape(2, 3), np.arange(4, dtype=np.int8).reshape(2, 1, 2), np.asarray(7)]
     got = lt.concatenate([lt.asarray(p, device=device) for p in parts], axis=None)
     assert_close(got, np.concatenate(parts, axis=None))
+
+
+def test_results_that_numpy_copies_are_new_tensors(device):
+    """Writing to the result of +x or a roll by 0 must not change x (numpy returns copies)."""
+    x = lt.asarray(np.arange(4.0), device=device)
+    y, z = +x, lt.roll(x, 0)
+    assert y is not x and z is not x
+    y += 1
+    y[0] = 7
+    z[1] = 9
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert y.tolist() == [7.0, 2.0, 3.0, 4.0] and z.tolist() == [0.0, 9.0, 2.0, 3.0]
