@@ -82,7 +82,7 @@ def test_comparison_catches_a_wrong_value():
 
 
 def test_tolerance_of_a_sum_follows_its_terms():
-    """A float32 sum of terms that cancel may be off by ~eps * sum|x|, not by more."""
+    """A float32 sum may be off by what a sequential sum could err, ~sqrt(n) * eps * sum|x|, not more."""
     rng = np.random.default_rng(1)
     x = (rng.standard_normal(5000) * 1000).astype(np.float32)
     program = hand_made([("v0", "x0.sum()", "np.sum(x0)", ("x0",), "sum")], {"x0": x}, ["v0"])
@@ -91,7 +91,7 @@ def test_tolerance_of_a_sum_follows_its_terms():
     assert fuzz.compare("v0", got, want, runs) is None
     scale = float(np.finfo(np.float32).eps * np.abs(x.astype(np.float64)).sum())
     assert fuzz.compare("v0", want + np.float32(0.5 * scale), want, runs) is None
-    assert fuzz.compare("v0", want + np.float32(100 * scale), want, runs) is not None
+    assert fuzz.compare("v0", want + np.float32(1000 * scale), want, runs) is not None
 
 
 def test_discrete_results_of_nudged_values_are_not_compared():
