@@ -124,7 +124,7 @@ def assign(x: Tensor, index: Any, value: Any) -> None:
     from .movement import getitem, is_element, written_value
     positions = _positions(x)
     target = getitem(positions, index)            # which flat position each written element hits
-    value = written_value(x, value, target.shape, element=is_element(index))
+    value = written_value(x, value, target.shape, element=is_element(index, x.ndim))
     if target.size == 0:
         return
     written, source = _scatter_map(target, x.size)

@@ -243,7 +243,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     if not any(_is_array_index(item) for item in items):
         slices, final_shape = basic_index(x, items)
         if all(step == 1 for _, _, step in slices):
-            piece = written_value(x, value, tuple(final_shape), element=is_element(items))
+            piece = written_value(x, value, tuple(final_shape), element=is_element(items, x.ndim))
             if piece.size == 0:
                 return
             # (every slice is non-empty here, so stop > start: an empty one may have stop < start)
@@ -256,14 +256,16 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     assign(x, index, value)
 
 
-def is_element(index: Any) -> bool:
-    """Whether an index is integers alone, 0-d integer arrays counting as integers (x[1, 0]: one
-    element, which numpy sets from a scalar only, not from an array of one)."""
+def is_element(index: Any, ndim: int) -> bool:
+    """Whether an index picks one element of a tensor of `ndim` axes by integers alone, 0-d
+    integer arrays counting as integers (x[1, 0] of a matrix: numpy sets it from a scalar only,
+    not from an array of one)."""
     def integer(item: Any) -> bool:
         if isinstance(item, (Tensor, np.ndarray)):
             return item.ndim == 0 and item.dtype.kind in "iu"
         return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
-    return all(integer(item) for item in (index if isinstance(index, tuple) else (index,)))
+    items = index if isinstance(index, tuple) else (index,)
+    return len(items) == ndim and all(integer(item) for item in items)
 
 
 def written_value(x: Tensor, value: Any, shape: tuple[int, ...], element: bool = False) -> Tensor:

@@ -468,7 +468,8 @@ def test_a_mask_over_a_tensor_with_a_zero_size_axis(device, shape, index):
                                                 (([1, 2],), (1, 1, 2, 1)), (np.array([True, False, True, True]), (1, 3, 1)),
                                                 ((1, 0), (1, 1)), ((1, 0), (1,)), (slice(1, 2), (2, 1, 1)),
                                                 (slice(None), (1, 2, 1)), ((Ellipsis, 1, 0), (1, 1)),
-                                                (np.asarray(2), (1,)), ((np.asarray(2), 0), (1, 1))],
+                                                (np.asarray(2), (1,)), (np.asarray(2), (1, 1)),
+                                                ((np.asarray(2), 0), (1, 1)), (2, (1, 1)), ((2, slice(None)), (1, 1))],
                          ids=str)
 def test_write_values_with_extra_leading_size_1_axes(device, index, value_shape):
     a = np.zeros((4, 1), np.float32)
