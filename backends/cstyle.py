@@ -22,6 +22,7 @@ from ..ir import loop
 from ..ir.dtypes import DType
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.ops import Op
+from ..ir.walk import recurse
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,10 @@ class _Renderer:
 
     def expr(self, e: Expr) -> str:
         """A C expression for `e`: a literal, a variable, or a temporary computed once per block."""
+        return recurse(self._value, e, {})
+
+    def _value(self, e: Expr):
+        """`expr` as a recursive definition (see ir/walk.py: `yield e` is a recursive call)."""
         if isinstance(e, Const):
             return self.literal(e.value, e.dtype)
         for scope in reversed(self.scopes):
@@ -200,13 +205,16 @@ class _Renderer:
         if isinstance(e, Var):
             return e.name
         if isinstance(e, loop.Load):
-            text = self._load(e)
+            text = self._load(e, (yield e.index))
         elif isinstance(e, loop.LocalLoad):   # changes between barriers: never reused (below)
-            text = f"{e.array}[{self.expr(e.index)}]"
+            text = f"{e.array}[{(yield e.index)}]"
             if e.dtype.is_bool:
                 text = f"({text} != 0)"
         elif isinstance(e, Alu):
-            text = _OPS[e.op](self, e, [self.expr(s) for s in e.srcs])
+            srcs = []
+            for part in e.srcs:
+                srcs.append((yield part))
+            text = _OPS[e.op](self, e, srcs)
             if e.dtype.name == "float16" and e.op not in _EXACT_IN_HALF:
                 text = f"{self.helper(self.d.round_half)}({text})"
         else:
@@ -219,8 +227,7 @@ class _Renderer:
             self.scopes[-1][e] = name
         return name
 
-    def _load(self, e: loop.Load) -> str:
-        index = self.expr(e.index)
+    def _load(self, e: loop.Load, index: str) -> str:
         if e.dtype.name == "float16":
             return self.d.load_half(f"buf{e.buf}", index)
         if e.dtype.is_bool:

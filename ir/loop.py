@@ -14,6 +14,7 @@ from typing import Callable, Union
 
 from .dtypes import DType, bool_, int64
 from .ops import Op
+from .walk import recurse
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,21 +77,43 @@ class _Tree:
         return True
 
 
-@dataclass(frozen=True, eq=False)
+    def __repr__(self) -> str:
+        return recurse(_repr, self, {})
+
+
+def _repr(e: object):
+    """repr() of an expression as a recursive definition (ir/walk.py): deep ones print too."""
+    if not isinstance(e, _Tree):
+        return repr(e)
+    parts = []
+    for f in e.__dataclass_fields__:
+        value = getattr(e, f)
+        if isinstance(value, tuple):
+            items = []
+            for item in value:
+                items.append((yield item))
+            text = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        else:
+            text = yield value
+        parts.append(f"{f}={text}")
+    return f"{type(e).__name__}({', '.join(parts)})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class Load(_Tree):
     buf: int          # parameter slot of the kernel
     index: "Expr"     # element index (int64)
     dtype: DType
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Alu(_Tree):
     op: Op
     srcs: tuple["Expr", ...]
     dtype: DType
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class LocalLoad(_Tree):
     """An element of a kernel's local array (gpu: block-shared memory; cpu: a tile on the stack)."""
     array: str

@@ -162,8 +162,7 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             if slot in lowering.masked:
                 raise ValueError(f"CacheRead({slot}): input {slot} is read through a mask (padding), "
                                  "which is not staged")
-            reads = sorted({e for e in _walk_exprs(value) if isinstance(e, loop.Load) and e.buf == slot + 1},
-                           key=repr)
+            reads = [e for e in _walk_exprs(value) if isinstance(e, loop.Load) and e.buf == slot + 1]
             loads = []
             for read in reads:   # (x @ x.T reads one input two ways: a tile for each)
                 value, more, array = _stage(value, read, inner, threads, len(local_arrays))
@@ -304,8 +303,7 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
             raise ValueError(f"CacheRead({slot}, {cache.at!r}): on the cpu, the loop to pack at is an output loop "
                              f"outside the CacheWrite tile, one of {names}, or None (before the loops)")
         inside = outer[names.index(cache.at) + 1 if cache.at is not None else 0:] + nests["r0"] + tile
-        reads = sorted({e for e in _walk_exprs(update.value) if isinstance(e, loop.Load) and e.buf == slot + 1},
-                       key=repr)
+        reads = [e for e in _walk_exprs(update.value) if isinstance(e, loop.Load) and e.buf == slot + 1]
         if not reads:
             raise ValueError(f"CacheRead({slot}, {cache.at!r}): the reduction does not read input {slot}")
         for read in reads:   # (x @ x.T reads one input two ways: a panel for each)
@@ -400,6 +398,8 @@ def _substitute_all(expr: Expr, axes: list[_Loop], f: Expr, size: int) -> Expr:
 
 
 def _walk_exprs(e: Expr) -> list[Expr]:
+    """Every distinct sub-expression, in a deterministic order (the reads of an input are staged
+    or packed in this order)."""
     return loop.postorder(e)
 
 
