@@ -842,6 +842,8 @@ def undefined(step: Step, ns: dict) -> bool:
         return _undefined_integer_binary(op, operand_value(step.params["a"], ns), operand_value(step.params["b"], ns))
     if op == "cast":
         return _cast_out_of_range(ns[step.args[0]], np.dtype(step.params["dtype"]))
+    if op in ("var", "std"):
+        return _variance_may_overflow(ns[step.args[0]])
     if step.error == "dot":  # numpy's BLAS skips zero terms: there inf * 0 and nan * 0 vanish
         return any(v.dtype.kind == "f" and not np.isfinite(v).all() for v in (ns[a] for a in step.args))
     if op in ("copysign", "signbit"):  # the sign bit of a nan is the platform's (x86: 0/0 is -nan)
@@ -879,6 +881,18 @@ def _undefined_integer_binary(op: str, a: Any, b: Any) -> bool:
     if any(abs(x) > 1 and e > 64 for x, e in zip(base, exponent)):
         return True
     return any(not info.min <= x ** e <= info.max for x, e in zip(base, exponent))
+
+
+def _variance_may_overflow(x: np.ndarray) -> bool:
+    """numpy's float16/32 var squares deviations from a rounded mean: where their squares come near
+    the dtype's largest value, inf or not hangs on that rounding (var of 1e30s: inf, not 0)."""
+    if x.dtype not in (np.float16, np.float32) or x.size == 0:
+        return False
+    values = x.astype(np.float64)[np.isfinite(x)]
+    if values.size == 0:
+        return False
+    spread = np.abs(values - values.mean()).max() + 4 * eps(x.dtype) * np.abs(values).max()
+    return bool(spread ** 2 * x.size > np.finfo(x.dtype).max)
 
 
 def _cast_out_of_range(values: np.ndarray, dtype: np.dtype) -> bool:
