@@ -3,6 +3,7 @@ a row, from several Python threads, in a forked child, with the Python fallback)
 workers sleep instead of spinning."""
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import subprocess
@@ -35,25 +36,33 @@ def test_many_parallel_launches_in_a_row():
         np.testing.assert_allclose(out, data * step + 1, rtol=1e-6, atol=1e-6)   # (fma)
 
 
-def test_launches_from_several_python_threads():
+def _run_together(*jobs, timeout: float = 300) -> None:
+    """Run the functions `jobs` in threads at once; the first failure of any is raised here."""
     failures: list[BaseException] = []
 
-    def work(seed: int) -> None:
+    def run(job) -> None:
         try:
-            for i in range(20):
-                (got_ew, got_sum), (want_ew, want_sum) = _parallel_work(seed * 100 + i)
-                np.testing.assert_allclose(got_ew, want_ew, rtol=1e-6, atol=1e-6)
-                np.testing.assert_allclose(got_sum, want_sum, rtol=1e-4, atol=1e-3)
+            job()
         except BaseException as error:  # reported by the main thread
             failures.append(error)
 
-    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "a launch hung"
+        t.join(timeout=timeout)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
     assert not failures, failures[0]
+
+
+def test_launches_from_several_python_threads():
+    def work(seed: int) -> None:
+        for i in range(20):
+            (got_ew, got_sum), (want_ew, want_sum) = _parallel_work(seed * 100 + i)
+            np.testing.assert_allclose(got_ew, want_ew, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(got_sum, want_sum, rtol=1e-4, atol=1e-3)
+
+    _run_together(*[functools.partial(work, s) for s in range(4)], timeout=120)
 
 
 def _child(queue) -> None:
@@ -183,7 +192,6 @@ def test_one_writer_and_two_readers_of_one_tensor(device):
     older value back over a newer write (a realize once wrote its result over later writes)."""
     x = lt.zeros(1000, device=device)
     done = threading.Event()
-    failures: list[BaseException] = []
 
     def writer() -> None:
         try:
@@ -194,20 +202,11 @@ def test_one_writer_and_two_readers_of_one_tensor(device):
 
     def reader() -> None:
         seen = 0.0
-        try:
-            while not done.is_set():
-                values = x.numpy()
-                assert (values == values[0]).all(), f"a read saw a mix of writes: {np.unique(values)}"
-                assert values[0] >= seen, f"a read went back from {seen} to {values[0]}"
-                seen = values[0]
-        except BaseException as error:
-            failures.append(error)
+        while not done.is_set():
+            values = x.numpy()
+            assert (values == values[0]).all(), f"a read saw a mix of writes: {np.unique(values)}"
+            assert values[0] >= seen, f"a read went back from {seen} to {values[0]}"
+            seen = values[0]
 
-    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-    assert not any(t.is_alive() for t in threads), "a thread hung"
-    assert not failures, failures[0]
+    _run_together(writer, reader, reader)
     assert (x.numpy() == 300).all(), np.unique(x.numpy())
