@@ -124,6 +124,8 @@ def assign(x: Tensor, index: Any, value: Any) -> None:
     from .movement import getitem, is_element, written_value
     positions = _positions(x)
     target = getitem(positions, index)            # which flat position each written element hits
+    if target.size == 0 and (value.size if isinstance(value, Tensor) else np.size(value)) == 0:
+        return   # nothing into nothing: numpy's array-index writes check no shapes then
     value = written_value(x, value, target.shape, element=is_element(index, x.ndim))
     if target.size == 0:
         return

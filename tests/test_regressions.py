@@ -218,6 +218,28 @@ def test_zero_size_reads_and_writes_match_numpy(device, shape):
             assert_close(x, b)
 
 
+@pytest.mark.parametrize("shape, index, value_shape", [
+    ((5,), np.array([], np.int64), (2, 0)), ((5,), np.array([], np.int64), (2, 3)),
+    ((6, 0, 4), (slice(None), slice(None), np.array([3, 3])), (2, 6, 0, 2)),
+    ((6, 0, 4), (slice(None), slice(None), slice(0, 2)), (2, 6, 0, 2)),
+    ((2, 2, 1), np.zeros((2, 2), bool), (3, 0, 1)), ((2, 2, 1), np.zeros((2, 2), bool), (3, 2, 1)),
+    ((5,), slice(3, 1), (2, 0))], ids=str)
+def test_empty_values_into_empty_targets(device, shape, index, value_shape):
+    """numpy's array-index writes take any empty value for an empty target (its slices do not)."""
+    a = np.zeros(shape, np.float32)
+    value = np.ones(value_shape, np.float32)
+    b = a.copy()
+    _, error = numpy_outcome(lambda: b.__setitem__(index, value))
+    for v in (value, lt.asarray(value, device=device)):
+        x = lt.asarray(a, device=device)
+        if error is not None:
+            with pytest.raises(error):
+                x[index] = v
+            continue
+        x[index] = v
+        assert_close(x, b)
+
+
 def test_issue_examples_of_empty_slice_writes(device):
     x = lt.arange(5, device=device)
     x[3:1] = 1
