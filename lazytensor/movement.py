@@ -269,36 +269,39 @@ def is_element(index: Any, ndim: int) -> bool:
 
 
 def written_value(x: Tensor, value: Any, shape: tuple[int, ...], element: bool = False) -> Tensor:
-    """`value` in x's dtype on x's device, broadcast to `shape` (the written part of x), for
-    `x[index] = value`. Python and numpy data convert straight to x's dtype by numpy's own
-    assignment (so a float written into float64 keeps every digit, 2**64 - 1 fits uint64, and 300
-    into uint8 or nan into int64 raise as in numpy): made into a tensor of its own first, a Python
-    float would be rounded to float32, the default float. A scalar becomes a constant (no
-    buffer, no copy to the device); a Tensor is cast. As in numpy, an array (not a list) may have
-    more leading axes than the target where they have size 1, unless the target is an `element`
-    picked by integers alone."""
-    may_drop_axes = not element and not isinstance(value, (list, tuple))
+    """`value` for `x[index] = value`: in x's dtype on x's device (see `_in_dtype_of`), broadcast
+    to `shape`, the written part of x. As in numpy, an array (not a list) may have more leading
+    axes than the target where they have size 1, unless the target is an `element` picked by
+    integers alone."""
+    converted = _in_dtype_of(x, value)
+    extra = converted.ndim - len(shape)
+    if extra > 0 and not element and not isinstance(value, (list, tuple)) \
+            and all(n == 1 for n in converted.shape[:extra]):
+        converted = converted.reshape(converted.shape[extra:])
+    try:
+        return converted.broadcast_to(shape)
+    except ValueError:
+        raise ValueError(f"setitem: could not broadcast a value of shape {np.shape(value)} into the written "
+                         f"shape {shape}") from None
+
+
+def _in_dtype_of(x: Tensor, value: Any) -> Tensor:
+    """`value` in x's dtype on x's device. Python and numpy data convert straight to x's dtype
+    by numpy's own assignment (so a float written into float64 keeps every digit, 2**64 - 1 fits
+    uint64, and 300 into uint8 or nan into int64 raise as in numpy): made into a tensor of its own
+    first, a Python float would be rounded to float32, the default float. A scalar becomes a
+    constant (no buffer, no copy to the device); a Tensor is cast."""
     if isinstance(value, Tensor):
         if value.device != x.device:
             raise ValueError(f"setitem: the value is on {value.device} but the tensor on {x.device}; "
                              "move it with .to(device)")
-        value = value.astype(x.dtype)
-    else:
-        holder = np.empty(np.shape(value), x.dtype.np)
-        holder[...] = value   # numpy's conversion, checks and all
-        if holder.ndim == 0:
-            value = Tensor(const(holder.item(), x.dtype, ()), x.device)
-        else:
-            from .creation import asarray
-            value = asarray(holder, device=x.device)
-    extra = value.ndim - len(shape)
-    if may_drop_axes and extra > 0 and all(n == 1 for n in value.shape[:extra]):
-        value = value.reshape(value.shape[extra:])
-    try:
-        return value.broadcast_to(shape)
-    except ValueError:
-        raise ValueError(f"setitem: could not broadcast a value of shape {value.shape} into the written "
-                         f"shape {shape}") from None
+        return value.astype(x.dtype)
+    holder = np.empty(np.shape(value), x.dtype.np)
+    holder[...] = value   # numpy's conversion, checks and all
+    if holder.ndim == 0:
+        return Tensor(const(holder.item(), x.dtype, ()), x.device)
+    from .creation import asarray
+    return asarray(holder, device=x.device)
 
 
 def concatenate(tensors: Sequence[Tensor], axis: Any = 0) -> Tensor:
