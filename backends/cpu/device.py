@@ -24,6 +24,7 @@ from ...ir.rules import NUMPY_REFERENCE
 from ..pool import MemoryPool
 from ..protocol import Buffer, Program
 from .compiler import LLVM_LOCK, host_target
+from . import support
 from .jit import SharedJIT
 from .objcheck import check_object
 from .threads import NativePool, PythonPool, worker_pool
@@ -73,12 +74,15 @@ class CPUDevice:
 
     def load(self, binary: bytes, name: str) -> Program:
         check_object(binary, name)   # (nothing LLVM would crash on reaches it: a cache entry may be bad)
-        missing = [symbol for symbol in undefined_symbols(binary) if not _process_has(symbol)]
+        needed = undefined_symbols(binary)
+        missing = [symbol for symbol in needed if symbol not in support.NAMES and not _process_has(symbol)]
         if missing:
             # the JIT would link these to address 0 and the first call would crash the process
             raise RuntimeError(f"cpu: kernel {name} needs {', '.join(missing)}, which this process does not "
                                "provide (a runtime library call LLVM emitted); run with LT_DEBUG=2 to see its source")
-        loaded = self._jit.load(binary, name)
+        # (libcalls LLVM may emit that the process need not have: ours, whether it has them or not)
+        imports = {symbol: support.address(symbol) for symbol in needed if symbol in support.NAMES}
+        loaded = self._jit.load(binary, name, imports)
         program = _ENTRY(loaded.address)
         program.address = loaded.address   # for the native thread pool, which calls it by address
         program.code = loaded              # the code lives as long as the program

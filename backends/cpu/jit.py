@@ -65,9 +65,10 @@ class SharedJIT:
         self._names = itertools.count()
         self._lock = threading.Lock()
 
-    def load(self, binary: bytes, symbol: str) -> LoadedKernel:
-        """The object file `binary` linked into the process; RuntimeError where it does not link
-        or does not define `symbol`."""
+    def load(self, binary: bytes, symbol: str, imports: dict[str, int] | None = None) -> LoadedKernel:
+        """The object file `binary` linked into the process, its undefined symbols found in the
+        process or in `imports` (name -> address); RuntimeError where it does not link or does
+        not define `symbol`."""
         with LLVM_LOCK:
             if self._current is None or self._current.linked >= LIBRARIES_PER_JIT:
                 self._current = _Generation()
@@ -75,6 +76,8 @@ class SharedJIT:
             generation.linked += 1
             library = f"lt{next(self._names)}"   # (a library name cannot be used twice)
             builder = llvm.JITLibraryBuilder().add_object_img(binary).add_current_process().export_symbol(symbol)
+            for name, address in (imports or {}).items():
+                builder.import_symbol(name, address)
             tracker = builder.link(generation.jit, library)
             address = tracker[symbol]
         loaded = LoadedKernel(address, tracker, generation)
