@@ -17,7 +17,7 @@ from conftest import DEVICES
 
 # The short run: programs per device, cut into chunks that pytest-xdist spreads over its workers.
 # A cpu program takes ~20 ms; an OpenCL one ~0.6 s (PoCL builds each new kernel in ~0.2 s).
-SHORT_RUN = {"cpu": (1000, 5), "accelerator": (32, 4)}
+SHORT_RUN = {"cpu": (1500, 6), "accelerator": (48, 4)}
 
 
 def short_run_cases():
