@@ -260,7 +260,8 @@ def logaddexp(a: Any, b: Any) -> Tensor:
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = as_tensor(a)   # (two Python numbers: a tensor of the default dtype, as elsewhere)
     common = result_type(*[v.dtype if isinstance(v, Tensor) else v for v in (a, b)])
-    dtype = ufunc_result(np.logaddexp, common, common)
+    # (numpy picks the loop from the operands' own dtypes, as tensor.operands does)
+    dtype = ufunc_result(np.logaddexp, *[v.dtype if isinstance(v, Tensor) else common for v in (a, b)])
     a, b = [v.astype(dtype) if isinstance(v, Tensor) else v for v in (a, b)]
     high = maximum(a, b)
     low = minimum(a, b)

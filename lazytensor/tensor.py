@@ -793,8 +793,9 @@ def operands(*values: Any, name: str, device: Optional[str] = None,
             items.append(asarray(v, device=device))
     dtype = result_type(*[v.dtype if isinstance(v, Tensor) else v for v in items])
     if ufunc is not None:
-        try:
-            dtype = ufunc_result(ufunc, dtype, dtype)
+        try:   # (numpy picks the loop from the operands' own dtypes: hypot(uint8, int8) is float16,
+            # though uint8 and int8 promote to int16, whose loop is float32's)
+            dtype = ufunc_result(ufunc, *[v.dtype if isinstance(v, Tensor) else dtype for v in items])
         except TypeError:
             raise TypeError(f"{ufunc.__name__} is not defined for {dtype.name} operands "
                             "(numpy refuses it too); cast them with .astype() first") from None
