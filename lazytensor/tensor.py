@@ -788,9 +788,11 @@ def operands(*values: Any, name: str, device: Optional[str] = None,
             items.append(v)
         elif isinstance(v, complex):
             raise TypeError(f"{name}: complex numbers are not supported")
-        else:
+        else:   # an array-like: its dtype is numpy's (a list of Python floats is float64 here,
+            # as in numpy: x64 + [0.001] must not round 0.001 through the default float32)
             from .creation import asarray
-            items.append(asarray(v, device=device))
+            items.append(asarray(v if isinstance(v, np.ndarray) or hasattr(v, "__dlpack__") else np.asarray(v),
+                                 device=device))
     dtype = result_type(*[v.dtype if isinstance(v, Tensor) else v for v in items])
     if ufunc is not None:
         try:   # (numpy picks the loop from the operands' own dtypes: hypot(uint8, int8) is float16,

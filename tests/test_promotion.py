@@ -400,3 +400,18 @@ def test_float_functions_of_mixed_integer_kinds_pick_numpys_loop(name, a_dtype, 
         want = theirs(a, b)
     got = ours(lt.asarray(a, device=device), lt.asarray(b, device=device))
     assert_close(got.numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("other", [[0.001, 1 / 3, 2.5], [1, -2, 3], [True, False, True], (7, 8, 9)],
+                         ids=["floats", "ints", "bools", "tuple"])
+def test_a_python_list_operand_follows_numpy(dtype, other, device, rng):
+    """A list in a binary op is converted as numpy converts it (floats: float64), then promoted:
+    x64 + [0.001] is exact (the list once became a float32 tensor first)."""
+    x = random_array(rng, (3,), dtype)
+    if x.dtype == np.bool_ and isinstance(other[0], bool):
+        x = x.astype(np.int8)
+    with np.errstate(all="ignore"):
+        want = x + np.asarray(other)
+    assert_close((lt.asarray(x, device=device) + other).numpy(), want)
+    assert_close((other + lt.asarray(x, device=device)).numpy(), np.asarray(other) + x)
