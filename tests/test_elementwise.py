@@ -957,3 +957,21 @@ def test_functional_forms_are_lazy_until_realized(device, rng):
     assert_close(y.numpy(), np.exp(a) + 1.0)
     assert lt.stats()["kernels_launched"] > launched
     assert math.isclose(float(y[0]), math.exp(a[0]) + 1.0, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16", "int16"])
+@pytest.mark.parametrize("op", ["mod", "floordiv"])
+@pytest.mark.parametrize("n, reps", [(2, 2), (4, 2), (2, 4), (3, 3), (8, 2), (40, 2)])
+@pytest.mark.parametrize("divisor", [3, 7, 10])
+def test_small_integer_division_by_a_constant_then_a_product_read_twice(device, dtype, op, n, reps, divisor):
+    """LLVM 22's x86 code generator folds an 8-bit vector division or remainder by a constant of
+    2 or 4 lanes, widened by a shuffle and multiplied, to zeros (SLP vectorization builds that
+    from `lt.tile((x % 7) * y, 2)`); the cpu renders such kernels without SLP vectorization
+    (found by the fuzzer)."""
+    rng = np.random.default_rng(n * 31 + divisor)
+    x = rng.integers(0, 120, n).astype(dtype)
+    y = rng.integers(1, 4, 1).astype(dtype)
+    fn = {"mod": np.remainder, "floordiv": np.floor_divide}[op]
+    ours = {"mod": lambda a: a % divisor, "floordiv": lambda a: a // divisor}[op]
+    got = lt.tile(ours(lt.asarray(x, device=device)) * lt.asarray(y, device=device), (reps,))
+    assert_close(got.numpy(), np.tile(fn(x, x.dtype.type(divisor)) * y, (reps,)))

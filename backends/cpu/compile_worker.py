@@ -35,13 +35,17 @@ def target_machine(cpu: str, features: str) -> "llvm.TargetMachine":
     return _TARGET_MACHINES[key]
 
 
+# A line in a kernel's source asking not to SLP-vectorize it (render.py says when, and why)
+NO_SLP = "; lt: no slp vectorization"
+
+
 def optimized(source: str, tm: "llvm.TargetMachine") -> "llvm.ModuleRef":
     """The module of `source`, verified and optimized at O3 (RuntimeError where it is invalid)."""
     module = llvm.parse_assembly(source)
     module.verify()
     options = llvm.create_pipeline_tuning_options(speed_level=3)
     options.loop_vectorization = True
-    options.slp_vectorization = True
+    options.slp_vectorization = NO_SLP not in source
     passes = llvm.create_pass_builder(tm, options)
     passes.getModulePassManager().run(module, passes)
     return module

@@ -18,6 +18,7 @@ from ...ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ...ir.ops import Op
 from ...ir.walk import recurse
 from . import mathlib
+from .compile_worker import NO_SLP
 
 LLVM_TYPE = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "i8",
              "uint16": "i16", "uint32": "i32", "uint64": "i64", "float16": "half", "float32": "float",
@@ -59,6 +60,11 @@ class _Renderer:
         # not demand vectorization, or LLVM prints a "loop not vectorized" warning
         self.scalar_calls = 0
         self._regroup: Expr | None = None   # the expression being rendered, where it may be regrouped
+        # LLVM 22's x86 code generator folds an 8-bit vector division or remainder by a constant
+        # of 2 or 4 lanes, widened by a shuffle and multiplied, to zeros; SLP vectorization builds
+        # exactly that from short unrolled loops (`lt.tile((x % 7) * y, 2)` on uint8 was zeros).
+        # A kernel with 8-bit division is compiled without SLP vectorization (NO_SLP).
+        self.no_slp = False
 
     # ---- module ---------------------------------------------------------------------------
 
@@ -76,7 +82,7 @@ class _Renderer:
         call_args = ", ".join([f"ptr %a{i}" for i in range(len(k.params))] + ["i64 %start", "i64 %end"])
         sep = ", " if params else ""
         parts = [
-            f"; kernel {k.name}",
+            f"; kernel {k.name}", *([NO_SLP] if self.no_slp else []),
             f"define internal void @{k.name}_body({params}{sep}i64 %start, i64 %end) alwaysinline nounwind {{",
             "entry:", body, "  ret void", "}", "",
             f"define void @{k.name}(ptr %args, i64 %start, i64 %end) nounwind {{",
@@ -243,6 +249,8 @@ class _Renderer:
             for part in e.srcs:
                 srcs.append((yield part))
             value = _ALU[e.op](self, e, srcs, "reassoc contract " if e is self._regroup else "contract ")
+            if e.op in (Op.FLOORDIV, Op.MOD) and e.dtype.is_integer and e.dtype.itemsize == 1:
+                self.no_slp = True
         else:
             raise TypeError(f"cannot render expression {e!r}")
         if not loop.reads_accumulator(e, self.accumulating):
