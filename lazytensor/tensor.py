@@ -828,6 +828,8 @@ def binary(op: Op, a: Any, b: Any) -> Tensor:
     """`a op b` with numpy's promotion and broadcasting."""
     if op in COMPARISON:
         a, b = _comparable(a, b)
+        if _unsigned_against_signed(a, b):
+            return _compare_exactly(op, a, b)
     (x, y), device = operands(a, b, name=_NAMES[op], ufunc=_UFUNC.get(op))
     if op is Op.ADD and x.dtype.is_bool:
         op = Op.OR   # numpy: True + True is True
@@ -836,6 +838,27 @@ def binary(op: Op, a: Any, b: Any) -> Tensor:
     elif op is Op.POW and x.dtype.is_integer and y.op is Op.CONST and y.arg < 0:
         raise ValueError("integers to negative integer powers are not allowed; use a float base")
     return Tensor(make(op, x, y), device)
+
+
+def _unsigned_against_signed(a: Any, b: Any) -> bool:
+    """uint64 against a signed integer tensor: they promote to float64, which cannot hold both
+    exactly (2**63 + 1 and 2**63 - 1 compare equal there)."""
+    return (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype.is_integer and b.dtype.is_integer
+            and uint64 in (a.dtype, b.dtype) and not (a.dtype.is_unsigned and b.dtype.is_unsigned))
+
+
+def _compare_exactly(op: Op, a: "Tensor", b: "Tensor") -> "Tensor":
+    """`a op b` for uint64 against a signed integer, exactly, as numpy 2 compares them: a
+    negative signed value is below every unsigned one; the others compare as uint64."""
+    (x, y), device = operands(a.astype(uint64), b.astype(uint64), name=_NAMES[op])
+    same = Tensor(make(op, x, y), device)
+    if op in (Op.CMPEQ, Op.CMPNE):
+        negative = (b < 0) if a.dtype.is_unsigned else (a < 0)
+        return where(negative, op is Op.CMPNE, same)
+    # CMPLT / CMPLE: a negative a is below any unsigned b; an unsigned a is above a negative b
+    if not a.dtype.is_unsigned:
+        return where(a < 0, True, same)
+    return where(b < 0, False, same)
 
 
 def _same_float_operands(*values: Any) -> Optional[tuple[list[Node], str]]:

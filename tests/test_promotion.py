@@ -415,3 +415,23 @@ def test_a_python_list_operand_follows_numpy(dtype, other, device, rng):
         want = x + np.asarray(other)
     assert_close((lt.asarray(x, device=device) + other).numpy(), want)
     assert_close((other + lt.asarray(x, device=device)).numpy(), np.asarray(other) + x)
+
+
+@pytest.mark.parametrize("name", sorted(COMPARISONS))
+@pytest.mark.parametrize("signed", ["int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("swap", [False, True])
+def test_uint64_against_signed_integers_compares_exactly(name, signed, swap, device):
+    """numpy 2 compares uint64 with a signed integer exactly; through their float64 promotion
+    2**63 + 1 == 2**63 - 1 (found by the fuzzer)."""
+    ours, theirs = COMPARISONS[name]
+    info = np.iinfo(signed)
+    u = np.array([2**63 + 1, 0, 5, 2**64 - 1, 2**63 - 1, 2**63, 1], np.uint64)
+    s = np.array([info.max, -1, 5, info.min, info.max, 0, -(2**7)], signed)
+    a, b = (s, u) if swap else (u, s)
+    want = theirs(a, b)
+    got = ours(lt.asarray(a, device=device), lt.asarray(b, device=device))
+    assert_close(got.numpy(), want)
+    # broadcast against a column
+    want = theirs(a[:, None], b[None, :])
+    got = ours(lt.asarray(a[:, None], device=device), lt.asarray(b[None, :], device=device))
+    assert_close(got.numpy(), want)
