@@ -125,7 +125,7 @@ def pad(x: Tensor, pad_width: Any, value: Any = 0) -> Tensor:
     except ValueError as error:
         raise ValueError(f"pad: cannot use pad_width {pad_width!r} for shape {x.shape}: {error}") from None
     padded = make(Op.PAD, x.node, arg=widths)
-    if value == 0:
+    if value == 0 and not (x.dtype.is_float and math.copysign(1.0, value) < 0):   # (-0.0 pads -0.0)
         return x._new(padded)
     inside = make(Op.PAD, const(True, bool_, x.shape), arg=widths)
     from .tensor import where

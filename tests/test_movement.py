@@ -546,3 +546,14 @@ def test_a_reshape_that_wraps_stays_a_stack():
     flat = lt.asarray(x).T.reshape(-1)[3:30] * 2.0
     assert any(len(v.views) > 1 and v.affine is None for v in _loads(flat))
     assert_close(flat, x.T.reshape(-1)[3:30] * 2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_pad_with_negative_zero_pads_negative_zero(device, dtype):
+    """value=-0.0 is a value of its own: the pad once took it for "no value" and padded +0.0
+    (found by the fuzzer)."""
+    data = np.arange(1, 7, dtype=dtype).reshape(2, 3)
+    got = lt.pad(lt.asarray(data, device=device), ((1, 0), (0, 2)), value=-0.0).numpy()
+    want = np.pad(data, ((1, 0), (0, 2)), constant_values=-0.0)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
