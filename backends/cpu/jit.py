@@ -18,14 +18,18 @@ safe to use from two threads at once: every use of LLVM in the cpu backend holds
 """
 from __future__ import annotations
 
+import atexit
 import itertools
-import threading
 
 import llvmlite.binding as llvm
 
 from .compiler import LLVM_LOCK, target_machine
 
 LIBRARIES_PER_JIT = 256
+# Set when the interpreter exits: code is not freed then (llvmlite may already be torn down, and
+# the process is about to give back all of its memory anyway)
+_EXITING: list[bool] = []
+atexit.register(_EXITING.append, True)
 
 
 class _Generation:
@@ -35,10 +39,11 @@ class _Generation:
         self.jit = llvm.create_lljit_compiler(target_machine())
         self.linked = 0
 
-    def __del__(self, _lock=LLVM_LOCK) -> None:   # (bound now: at exit, module globals may be gone)
+    def __del__(self, _lock=LLVM_LOCK, _exiting=_EXITING) -> None:   # (bound now: at exit, globals go)
         # (every LoadedKernel of this JIT holds it: they are all gone, their trackers closed)
-        with _lock:
-            self.jit.close()
+        if not _exiting:
+            with _lock:
+                self.jit.close()
 
 
 class LoadedKernel:
@@ -51,9 +56,10 @@ class LoadedKernel:
         self._tracker = tracker
         self._generation = generation   # (kept: the JIT must outlive the library's tracker)
 
-    def __del__(self, _lock=LLVM_LOCK) -> None:   # (bound now: at exit, module globals may be gone)
-        with _lock:   # (an RLock: a collection inside a locked section may run this)
-            self._tracker.close()
+    def __del__(self, _lock=LLVM_LOCK, _exiting=_EXITING) -> None:   # (bound now: at exit, globals go)
+        if not _exiting:
+            with _lock:   # (an RLock: a collection inside a locked section may run this)
+                self._tracker.close()
         self._generation = None
 
 
@@ -63,7 +69,6 @@ class SharedJIT:
     def __init__(self) -> None:
         self._current: _Generation | None = None
         self._names = itertools.count()
-        self._lock = threading.Lock()
 
     def load(self, binary: bytes, symbol: str, imports: dict[str, int] | None = None) -> LoadedKernel:
         """The object file `binary` linked into the process, its undefined symbols found in the
