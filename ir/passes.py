@@ -60,7 +60,8 @@ def fold_constants(node: Node) -> Optional[Node]:
 # ---- algebraic simplification -----------------------------------------------------------------
 
 def _identity_arithmetic(node: Node) -> Optional[Node]:
-    """x*1 -> x, 1*x -> x, x/1 -> x, x-0 -> x, x+(-0.0) -> x, integer x+0 -> x and x*0 -> 0.
+    """x*1 -> x, 1*x -> x, x/1 -> x, x-0 -> x, x+(-0.0) -> x, integer x+0 -> x and x*0 -> 0;
+    x**1 -> x, x**2 -> x*x, float x**0.5 -> sqrt(x).
 
     Float x+0.0 stays: (-0.0)+0.0 is +0.0. Float x*0 stays: nan*0 is nan.
     """
@@ -84,6 +85,8 @@ def _identity_arithmetic(node: Node) -> Optional[Node]:
             return src[0]
         if src[1].arg == 2:  # exact, and a multiply instead of a call to pow
             return Node(Op.MUL, node.dtype, node.shape, (src[0], src[0]))
+        if src[1].arg == 0.5 and node.dtype.is_float:   # numpy's x ** 0.5 is sqrt(x): nan for -inf, -0.0 for -0.0
+            return Node(Op.SQRT, node.dtype, node.shape, (src[0],))
     return None
 
 

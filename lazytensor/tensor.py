@@ -14,7 +14,7 @@ import numpy as np
 from . import autograd, capture
 from .autograd import adopt
 from .devices import STATS, canonical_device, runtime
-from .ir.dtypes import (DType, bool_, float16, float32, float64, int64, result_type, scalar_fits, to_dtype,
+from .ir.dtypes import (DType, bool_, float16, float32, float64, int8, int64, result_type, scalar_fits, to_dtype,
                         ufunc_result, uint64)
 from .ir.graph import Node
 from .ir.ops import COMPARISON, Op
@@ -242,7 +242,11 @@ class Tensor:
     def __rfloordiv__(self, other): return binary(Op.FLOORDIV, other, self)
     def __mod__(self, other): return binary(Op.MOD, self, other)
     def __rmod__(self, other): return binary(Op.MOD, other, self)
-    def __pow__(self, other): return binary(Op.POW, self, other)
+    def __pow__(self, other):
+        if type(other) is int and other == 2 and self.dtype.is_bool:   # numpy's `b ** 2` is square(b): int8
+            return self.astype(int8) * self.astype(int8)
+        return binary(Op.POW, self, other)
+
     def __rpow__(self, other): return binary(Op.POW, other, self)
     def __and__(self, other): return binary(Op.AND, self, other)
     def __rand__(self, other): return binary(Op.AND, other, self)

@@ -975,3 +975,21 @@ def test_small_integer_division_by_a_constant_then_a_product_read_twice(device, 
     ours = {"mod": lambda a: a % divisor, "floordiv": lambda a: a // divisor}[op]
     got = lt.tile(ours(lt.asarray(x, device=device)) * lt.asarray(y, device=device), (reps,))
     assert_close(got.numpy(), np.tile(fn(x, x.dtype.type(divisor)) * y, (reps,)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_power_of_one_half_is_numpys_square_root(device, dtype):
+    """numpy's x ** 0.5 is sqrt(x): nan at -inf and -0.0 at -0.0, where C's pow gives inf and
+    +0.0 (found by the fuzzer)."""
+    data = np.array([-np.inf, -0.0, 0.0, 4.0, 2.0, np.inf, np.nan, -1.0], dtype)
+    with np.errstate(invalid="ignore"):
+        want = data ** 0.5
+    got = (lt.asarray(data, device=device) ** 0.5).numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_bool_squared_is_int8_as_numpys(device):
+    data = np.array([True, False, True])
+    got = lt.asarray(data, device=device) ** 2
+    assert_close(got.numpy(), data ** 2)
