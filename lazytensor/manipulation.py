@@ -5,6 +5,7 @@ import math
 import operator
 from typing import Any, Sequence
 
+from .ir.dtypes import float16, float32, result_type
 from .movement import concatenate, permute
 from .tensor import Tensor, as_tensor, broadcast_shapes, normalize_axes, where  # noqa: F401 (broadcast_shapes: exported)
 
@@ -173,8 +174,11 @@ def vecdot(x1: Any, x2: Any, axis: int = -1) -> Tensor:
         raise ValueError("vecdot needs at least one axis in each operand")
     if a.shape[axis] != b.shape[axis]:
         raise ValueError(f"vecdot: axis {axis} has size {a.shape[axis]} in {a.shape} but {b.shape[axis]} in {b.shape}")
+    dtype = result_type(a.dtype, b.dtype)
+    if dtype is float16:   # products and their sum in float32, rounded once, as numpy's (and matmul)
+        a, b = a.astype(float32), b.astype(float32)
     product = a * b
-    return product.any(axis) if product.dtype.is_bool else product.sum(axis=axis).astype(product.dtype)
+    return product.any(axis) if product.dtype.is_bool else product.sum(axis=axis).astype(dtype)
 
 
 def tensordot(x1: Any, x2: Any, axes: Any = 2) -> Tensor:

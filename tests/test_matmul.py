@@ -222,3 +222,16 @@ def test_products_of_a_tensor_with_itself(device, shape):
     assert_close(x @ x.mT, a @ np.swapaxes(a, -1, -2))
     if shape[-1] == shape[-2]:
         assert_close(x @ x, a @ a)
+
+
+def test_float16_vecdot_multiplies_and_sums_in_float32(device):
+    """numpy's float16 vecdot (like matmul) does not round each product to half: 300 * 300 is
+    past half's range (found by the fuzzer: nan where numpy gives 0)."""
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal((5, 64)) * 20).astype(np.float16)
+    b = (rng.standard_normal((5, 64)) * 20).astype(np.float16)
+    a[:, :2], b[:, :2] = [300, -300], [300, 300]   # (products past half's range, cancelling)
+    got = lt.vecdot(lt.asarray(a, device=device), lt.asarray(b, device=device)).numpy()
+    want = np.vecdot(a, b)
+    assert got.dtype == want.dtype and np.isfinite(got).all()
+    np.testing.assert_allclose(got.astype(np.float64), (a.astype(np.float64) * b).sum(-1), rtol=2e-3, atol=4)
