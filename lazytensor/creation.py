@@ -49,7 +49,9 @@ def _from_numpy(array: np.ndarray, dtype: DType, device: str) -> Tensor:
 
 @_grad_option
 def asarray(obj: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """A tensor holding a copy of `obj` (numpy array, nested lists, scalar or Tensor).
+    """A tensor of `obj` (numpy array, nested lists, scalar or Tensor). Python and numpy data is
+    copied; a Tensor already of `dtype` and on `device` is returned itself, as numpy's asarray
+    returns its array (write to `lt.asarray(x)` and x changes: copy with `x.astype(x.dtype)`).
 
     Python floats become float32 (the default float) and Python ints int64; numpy arrays keep
     their dtype.
