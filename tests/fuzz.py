@@ -400,10 +400,11 @@ class Proposer:
         dtype = dtype if dtype and self.chance(0.5) else random_dtype(self.rng)
         return self.new_input(broadcast_partner(self.rng, shape), dtype)
 
-    def axis(self, ndim: int, allow_tuple: bool = True, allow_none: bool = True):
+    def axis(self, ndim: int, allow_tuple: bool = True):
+        """None, one axis (negative ones too), or a tuple of them in any order (empty now and then)."""
         r = self.rng.random()
-        if ndim == 0 or (allow_none and r < 0.25):
-            return None if allow_none or ndim == 0 else 0
+        if ndim == 0 or r < 0.25:
+            return None
         if not allow_tuple or r < 0.7:
             return int(self.rng.integers(-ndim, ndim))
         count = int(self.rng.integers(0 if self.chance(0.1) else 1, ndim + 1))
@@ -1257,10 +1258,12 @@ def _position_hash(shape: tuple, step: int) -> np.ndarray:
         return h ^ (h >> np.uint64(31))
 
 
-def reference(program: Program, run: Optional[int] = None, trace: Optional[list] = None) -> list:
+def reference(program: Program, run: Optional[int] = None, trace: Optional[list] = None,
+              fell_back: Optional[list] = None) -> list:
     """numpy's outputs; with `run`, each rounding step's result nudged (see `nudge`). The plain
     reference records each step's result in `trace`: a nudged run that cannot do a step (an
-    index the nudges moved out of range, shapes a nudged `unique` changed) takes it from there."""
+    index the nudges moved out of range, shapes a nudged `unique` changed) takes it from there,
+    and notes the step's index in `fell_back`."""
     ns = {name: value.copy() for name, value in program.inputs.items()}
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -1275,6 +1278,8 @@ def reference(program: Program, run: Optional[int] = None, trace: Optional[list]
                 if run is None or trace is None:
                     raise
                 ns[step.target] = trace[i].copy()
+                if fell_back is not None:
+                    fell_back.append(i)
             if run is None and trace is not None:
                 trace.append(np.array(ns[step.target], copy=True))
     return [np.asarray(ns[name]) for name in program.outputs]
@@ -1296,8 +1301,12 @@ def nudged_step(step: Step, ns: dict, run: Optional[int], index: int) -> None:
 def run_lazytensor(program: Program) -> list:
     env = {"lt": lt, "np": np, "nan": math.nan, "inf": math.inf, "DEVICE": program.device}
     ns = {name: lt.asarray(value, device=program.device) for name, value in program.inputs.items()}
-    for step in program.steps:
-        exec(step.lt_statement(), env, ns)
+    for i, step in enumerate(program.steps):
+        try:
+            exec(step.lt_statement(), env, ns)
+        except Exception as error:
+            error.fuzz_step = i  # where it raised, for `check`
+            raise
     outputs = [ns[name] for name in program.outputs]
     lt.realize(*outputs)
     return [np.array(t.numpy()) for t in outputs]
@@ -1353,11 +1362,16 @@ class Outcome:
 def check(program: Program) -> tuple:
     """(status, message) of one run of `program` on lazytensor against numpy."""
     trace: list = []
+    fell_back: list = []
     want = reference(program, trace=trace)
-    runs = [reference(program, run, trace) for run in range(NUDGED_RUNS)]
+    runs = [reference(program, run, trace, fell_back) for run in range(NUDGED_RUNS)]
     try:
         got = run_lazytensor(program)
     except Exception as error:
+        if fell_back and getattr(error, "fuzz_step", len(program.steps)) >= min(fell_back):
+            # numpy could not do that step either once nudged: it hangs on unstable values (an
+            # index from a tanh cast to int, a reshape of a nonzero's result), not a defect
+            return "ok", ""
         frame = traceback.extract_tb(error.__traceback__)[-1]
         return "error", f"{type(error).__name__}: {error} (at {os.path.basename(frame.filename)}:{frame.lineno})"
     messages = [compare(name, g, w, [r[i] for r in runs])
@@ -1525,10 +1539,12 @@ class Worker:
             message += " (its script alone did not crash)"
         return Outcome(seed, self.device, "crash", message, script(program, ("crash", message)), time.perf_counter() - start)
 
-    def stderr_tail(self, lines: int = 6) -> str:
+    def stderr_tail(self, lines: int = 24) -> str:
+        """The worker's last words: faulthandler's report of a crash (where it died first)."""
         self.log.seek(0)
-        tail = self.log.read().decode(errors="replace").strip().splitlines()[-lines:]
-        return " | ".join(tail)
+        text = self.log.read().decode(errors="replace").strip().splitlines()
+        fatal = max((i for i, line in enumerate(text) if line.startswith("Fatal Python error")), default=len(text) - 6)
+        return " | ".join(text[max(fatal, 0):][:lines])
 
     def stop(self) -> None:
         if self.process is not None:
