@@ -8,6 +8,7 @@ and fold what is constant, so `i*1 + 0` is rendered as `i`.
 from __future__ import annotations
 
 import struct
+import weakref
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable, Union
@@ -41,41 +42,51 @@ class Var:
     dtype: DType = int64
 
 
-class _Tree:
-    """Expression nodes with sub-expressions. Expressions are hashed over and over (renderers
-    look values up by expression) and get deep, so each node's hash is computed once, when it is
-    made, from its parts' hashes (kept: no walk of the tree, no recursion); equality compares
-    two trees with an explicit stack."""
+def _forget(key: tuple) -> None:
+    """An expression node died: drop its entry, unless a new node took the key since."""
+    ref = _Tree._live.get(key)
+    if ref is not None and ref() is None:
+        del _Tree._live[key]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((type(self).__name__,) + tuple(
-            getattr(self, f) for f in self.__dataclass_fields__)))
+
+class _Tree:
+    """Expression nodes with sub-expressions, hash-consed like graph nodes: making a node equal
+    to a live one returns that one, so equal expressions are one object. Renderers look values
+    up by expression over and over, and expressions get deep: equality is identity and the hash
+    is computed once, from the parts' (no walk of the tree, no recursion). (Compared
+    structurally, equal trees built apart cost a walk per lookup: 3 s of rendering for
+    examples/train_digits.py.)"""
+
+    _live: "dict[tuple, weakref.ref]" = {}
+
+    def __new__(cls, *args, **kwargs):
+        names = tuple(cls.__dataclass_fields__)
+        values = args + tuple(kwargs[name] for name in names[len(args):])
+        key = (cls,) + values
+        ref = _Tree._live.get(key)
+        node = ref() if ref is not None else None
+        if node is None:
+            node = object.__new__(cls)
+            for name, value in zip(names, values):
+                object.__setattr__(node, name, value)
+            object.__setattr__(node, "_hash", hash(key))
+            ref = weakref.ref(node, lambda _, key=key: _forget(key))
+            found = _Tree._live.setdefault(key, ref)   # (atomic: two threads making one node agree)
+            if found is not ref:
+                other = found()
+                if other is not None:
+                    return other
+                _Tree._live[key] = ref
+        return node
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass   # (made in __new__)
 
     def __hash__(self) -> int:
         return self.__dict__["_hash"]
 
     def __eq__(self, other: object) -> bool:
-        pairs = [(self, other)]
-        while pairs:
-            a, b = pairs.pop()
-            if a is b:
-                continue
-            if type(a) is not type(b) or hash(a) != hash(b):
-                return False
-            if not isinstance(a, _Tree):
-                if a != b:
-                    return False
-                continue
-            for f in a.__dataclass_fields__:
-                x, y = getattr(a, f), getattr(b, f)
-                if isinstance(x, tuple):
-                    if len(x) != len(y):
-                        return False
-                    pairs.extend(zip(x, y))
-                else:
-                    pairs.append((x, y))
-        return True
-
+        return self is other
 
     def __repr__(self) -> str:
         return recurse(_repr, self, {})
@@ -99,21 +110,21 @@ def _repr(e: object):
     return f"{type(e).__name__}({', '.join(parts)})"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class Load(_Tree):
     buf: int          # parameter slot of the kernel
     index: "Expr"     # element index (int64)
     dtype: DType
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class Alu(_Tree):
     op: Op
     srcs: tuple["Expr", ...]
     dtype: DType
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class LocalLoad(_Tree):
     """An element of a kernel's local array (gpu: block-shared memory; cpu: a tile on the stack)."""
     array: str
@@ -355,18 +366,20 @@ def reads_accumulator(e: Expr, memo: dict) -> bool:
     """Whether `e` reads a value that changes as a reduction runs (an accumulator, a local tile):
     a renderer computes such an expression again at each use instead of reusing it. `memo` holds
     the answers for one kernel: its expression is a DAG, and walking it as a tree at every node
-    took 2 s of rendering for the 75 kernels of examples/train_digits.py."""
-    if e in memo:
-        return memo[e]
-    for x in postorder(e):
-        if x not in memo:
-            if isinstance(x, LocalLoad):
-                memo[x] = True
-            elif isinstance(x, Var):
-                memo[x] = x.name.startswith("acc")
-            else:
-                memo[x] = any(memo[p] for p in children(x))
-    return memo[e]
+    took 2 s of rendering for the 75 kernels of examples/train_digits.py (so answers known are
+    not walked again)."""
+    return recurse(_reads_accumulator, e, memo)
+
+
+def _reads_accumulator(e: Expr):
+    if isinstance(e, LocalLoad):
+        return True
+    if isinstance(e, Var):
+        return e.name.startswith("acc")
+    found = False
+    for part in children(e):
+        found = (yield part) or found
+    return found
 
 
 def walk(stmts: tuple[Stmt, ...]):
