@@ -1172,8 +1172,8 @@ def error_bound(step: Step, before: dict, result: np.ndarray) -> Optional[np.nda
     # (float16 math computes in float32 and rounds once, as numpy's: right to an ulp)
     ulps = {"round": 1.0, "transcendental": 1.0 if result.dtype == np.float16 else 4.0,
             "logaddexp": 1.0 if result.dtype == np.float16 else None}.get(step.error)
-    if ulps is not None:
-        return ulps * e * magnitude
+    if ulps is not None:  # in ulps of the result's own dtype: a nudge reaches the next float
+        return ulps * np.spacing(np.abs(result)).astype(np.float64)
     if step.error == "zero_sign":  # the larger of -0.0 and 0.0 is either (numpy: the first)
         return np.where(result == 0, float(np.finfo(result.dtype).smallest_subnormal), 0.0)
     if step.error == "logaddexp":
