@@ -210,3 +210,36 @@ def test_one_writer_and_two_readers_of_one_tensor(device):
 
     _run_together(writer, reader, reader)
     assert (x.numpy() == 300).all(), np.unique(x.numpy())
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork is a Linux start method here")
+def test_a_forked_child_compiles_with_a_worker_of_its_own(tmp_path):
+    """The parent's compile worker is not shared with a forked child (their messages would mix)
+    and the child's copies of its pipes are closed: the parent can still replace its worker."""
+    code = """
+import multiprocessing, numpy as np, lazytensor as lt
+from lazytensor.backends.cpu import compiler
+from lazytensor.devices import runtime
+(lt.arange(7) * 2).numpy()   # the parent's worker runs
+
+def child(queue, done):
+    queue.put((lt.arange(11) * 3 + 1).tolist())
+    done.wait(120)   # alive while the parent replaces its worker
+
+ctx = multiprocessing.get_context("fork")
+queue, done = ctx.Queue(), ctx.Event()
+p = ctx.Process(target=child, args=(queue, done))
+p.start()
+got = queue.get(timeout=120)
+assert got == [3 * i + 1 for i in range(11)], got
+worker = runtime("cpu").compiler.worker
+old = worker.process
+worker.compiles = compiler.MAX_COMPILES   # the next compile replaces the parent's worker
+assert (lt.arange(13) * 5).tolist() == [5 * i for i in range(13)]
+assert old.returncode == 0, "the parent's old worker did not see the end of its input"
+done.set()
+p.join(timeout=120)
+assert p.exitcode == 0, p.exitcode
+print("ok")
+"""
+    assert _run_isolated(code, tmp_path, timeout=300).strip().endswith("ok")

@@ -170,11 +170,22 @@ class _Worker:
     def _stop(self) -> None:
         if self.process is not None:
             self.process.stdin.close()   # (the worker exits at the end of its input)
-            self.process.wait()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:   # (never hang on a stuck worker)
+                self.process.kill()
             self.process = None
 
     def _forget(self) -> None:
-        # the parent's worker is the parent's: its pipes must not be shared with a child
+        """In a forked child: the parent's worker stays the parent's. The child closes its copies
+        of the pipes (a copy of the worker's input kept open here would keep the worker from
+        ever seeing the parent close it) and starts a worker of its own when it compiles."""
+        if self.process is not None:
+            for pipe in (self.process.stdin, self.process.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
         self.process, self.lock = None, threading.Lock()
 
     def __del__(self) -> None:
