@@ -963,7 +963,9 @@ def _write_to_returned_input(c: Candidate) -> bool:
 
 
 def _square_root_power_of_negative_zero_or_inf(c: Candidate) -> bool:
-    if c.step.op not in ("pow", "ipow") or c.step.params["b"] != 0.5 or isinstance(c.step.params["b"], str):
+    """numpy's x ** 0.5 is its sqrt where the exponent is a Python float or a 0-d array."""
+    exponent = operand_value(c.step.params.get("b"), c.ns) if c.step.op in ("pow", "ipow") else None
+    if exponent is None or np.ndim(exponent) != 0 or float(exponent) != 0.5:
         return False
     base = np.asarray(operand_value(c.step.params["a"], c.ns))
     return base.dtype.kind == "f" and bool(((base == -np.inf) | ((base == 0) & np.signbit(base))).any())
@@ -1020,6 +1022,13 @@ def _array_of_one_into_one_element(c: Candidate) -> bool:
     return c.ns[c.step.target][c.step.params["index"]].ndim == 0
 
 
+def _index_from_keepdims_reduction(c: Candidate) -> bool:
+    if c.step.op not in ("getitem", "take") or len(c.step.args) < 2:
+        return False
+    made = c.program.producer(c.step.args[1])
+    return made is not None and made.op in REDUCTIONS and bool(made.params.get("keepdims"))
+
+
 def _float_function_of_mixed_ints(c: Candidate) -> bool:
     """numpy takes the first loop both inputs cast to safely (uint8, int8 -> float16); lazytensor
     the float that holds their common integer type (int16 -> float32)."""
@@ -1069,6 +1078,11 @@ KNOWN_DEFECTS = [  # (what, the generator's restriction). Remove a line when its
     # broadcast a value of shape (1,) into the written shape ()", and so does y[()] = [5.0] for a
     # 0-d y; numpy takes both (it refuses only x[1] = [5.0], where the generator never goes)
     ("fuzz: an array of one written to a 0-d selection (x[np.array(1)], y[()]) raises", _array_of_one_into_one_element),
+    # found by the fuzzer: a lazy keepdims reduction as a gather index is read along the wrong
+    # axis (cpu and OpenCL): a = [[0, 1], [0, 0], [1, 0]], b = [[10, 20], [30, 40], [50, 60]]:
+    # lt.take(b, a.max(axis=1, keepdims=True), axis=1) gives rows [20 20 20], [30 30 30],
+    # [60 60 60]; numpy [20 10 20], [40 30 40], [60 50 60] (right once realized or reshaped)
+    ("fuzz: a gather whose index is a keepdims reduction reads wrong elements", _index_from_keepdims_reduction),
 ]
 
 
@@ -1195,7 +1209,7 @@ def error_bound(step: Step, before: dict, result: np.ndarray) -> Optional[np.nda
                   "dot": 2.0 + step.params.get("k", 1)}[step.error]
         bound = factor * e * scale.reshape(result.shape) + e * magnitude
         # the sign of a zero sum is the summation order's (numpy's BLAS gives +0.0 for -3.4 * -0.0)
-        return np.where(result == 0, float(np.finfo(result.dtype).smallest_subnormal), bound)
+        return np.where(result == 0, np.maximum(bound, float(np.finfo(result.dtype).smallest_subnormal)), bound)
     if step.error == "diff":  # differences of neighbours: an ulp of each term (see "addition")
         terms = np.moveaxis(np.abs(np.asarray(before[step.args[0]], dtype=np.float64)), step.params["axis"], -1)
         for _ in range(step.params["n"]):
@@ -1240,14 +1254,18 @@ def nudge(result: np.ndarray, bound: np.ndarray, run: int, step: int) -> np.ndar
     break such ties both ways: run 2k+2 moves an element up where bit k of a hash of its position
     (and step) is set, down elsewhere; run 2k+3 the other way round. Two elements get opposite moves
     in both directions unless their hashes agree on every bit used (1 in 2**8). What depends on
-    the ties is then not compared."""
+    the ties is then not compared. For odd k the moves are a quarter of the bound, an ulp at least:
+    moves of 4 ulps keep a whole number's parity and low bits, which a cast or a power may read."""
     values = result.astype(np.float64)
+    bound = np.where(np.isfinite(bound), bound, 0.0)
     if run < 2:
         sign = 1.0 if run == 0 else -1.0
     else:
         bit, flipped = divmod(run - 2, 2)
         sign = np.where((_position_hash(values.shape, step) >> np.uint64(bit)) & np.uint64(1) == flipped, 1.0, -1.0)
-    bound = np.where(np.isfinite(bound), bound, 0.0)
+        if bit % 2:
+            ulp = np.spacing(np.abs(result)).astype(np.float64)
+            bound = np.where(bound > 0, np.maximum(bound / 4, ulp), 0.0)
     with np.errstate(all="ignore"):
         return np.asarray(values + sign * bound).astype(result.dtype)
 
