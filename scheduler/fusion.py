@@ -219,7 +219,9 @@ class _KernelBuilder:
             index = yield (node.src[1], (), shared, in_reduce, None)
             return Node(Op.GATHER, node.dtype, node.shape, (source, index), node.arg)
         if node.op in REDUCTION:
-            inline = not path and not shared and not in_reduce and self.uses.get(node, 0) == 1
+            # (not inside a gather either, frame None: the lowering computes a reduction at the
+            # kernel's indices, and a gather's index or source lives in an index space of its own)
+            inline = not path and not shared and not in_reduce and frame is not None and self.uses.get(node, 0) == 1
             if node is not self.root and not inline and not self._hoistable(node, path, shared, frame):
                 self.new_roots.append(node)
                 return self.load(node, path)

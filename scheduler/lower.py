@@ -53,6 +53,10 @@ class _Loop:
 def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kernel:
     shape = expr.shape
     reduces = reductions(expr)
+    for r in reduces:   # each runs over the kernel's output indices for the axes it keeps
+        if len(r.shape) != len(shape) or any(r.shape[a] != n for a, n in enumerate(shape) if a not in r.arg):
+            raise AssertionError(f"lower: a reduction of shape {r.shape} is not in the index space of its "
+                                 f"kernel {shape} (fusion must compute it into memory)")
     # the loop nests, outermost loop first: "out" for the output axes, "r<k>" for reduction k's
     nests: dict[str, list[_Loop]] = {"out": [_Loop(f"i{d}", n, loop.const(n)) for d, n in enumerate(shape)]}
     values: dict[str, Expr] = {f"i{d}": Var(f"i{d}") for d in range(len(shape))}

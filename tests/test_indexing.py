@@ -114,3 +114,22 @@ def test_write_keeps_dtype_and_reads_stay_lazy(device):
     x[1:] = y[1:]
     assert x.dtype == lt.int32
     assert_close(x, np.where(np.arange(3)[:, None] >= 1, 2, 0).repeat(4, 1).astype(np.int32))
+
+
+@pytest.mark.parametrize("reduce", ["max", "sum", "argmax"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_gather_whose_index_is_a_reduction(device, reduce, axis):
+    """A reduction computed as a gather's index lives in the index's space, not the kernel's: it
+    was inlined into the kernel and reduced along the kernel's axes (wrong elements on every
+    device; found by the fuzzer)."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 3, (4, 2))
+    b = rng.standard_normal((4, 3)).astype(np.float32)
+    index = {"max": lambda t, m: m.max(t, axis=1, keepdims=True),
+             "sum": lambda t, m: m.sum(t, axis=1, keepdims=True) % 3,
+             "argmax": lambda t, m: m.argmax(t, axis=1, keepdims=True)}[reduce]
+    got = lt.take(lt.asarray(b, device=device), index(lt.asarray(a, device=device), lt), axis=axis)
+    want = np.take(b, index(a, np), axis=axis)
+    np.testing.assert_array_equal(got.numpy(), want)
+    got = lt.take_along_axis(lt.asarray(b, device=device), index(lt.asarray(a, device=device), lt), axis=1)
+    np.testing.assert_array_equal(got.numpy(), np.take_along_axis(b, index(a, np), axis=1))
