@@ -1250,7 +1250,7 @@ def _sum_error_factor(n: int) -> float:
 
 def nudge(result: np.ndarray, bound: np.ndarray, run: int, step: int) -> np.ndarray:
     """`result` moved by +-bound. Runs 0 and 1 move every element up, then down (equal values stay
-    equal). lazytensor may round f(a) and f(b) apart where numpy's are equal, so the later runs
+    equal; run 0 takes a value to 0 where its bound reaches it). lazytensor may round f(a) and f(b) apart where numpy's are equal, so the later runs
     break such ties both ways: run 2k+2 moves an element up where bit k of a hash of its position
     (and step) is set, down elsewhere; run 2k+3 the other way round. Two elements get opposite moves
     in both directions unless their hashes agree on every bit used (1 in 2**8). What depends on
@@ -1267,7 +1267,10 @@ def nudge(result: np.ndarray, bound: np.ndarray, run: int, step: int) -> np.ndar
             ulp = np.spacing(np.abs(result)).astype(np.float64)
             bound = np.where(bound > 0, np.maximum(bound / 4, ulp), 0.0)
     with np.errstate(all="ignore"):
-        return np.asarray(values + sign * bound).astype(result.dtype)
+        moved = values + sign * bound
+        if run == 0:  # a value within its bound of 0 may be 0 (x != 0 and where(x, ...) read that)
+            moved = np.where(np.abs(values) <= bound, 0.0, moved)
+        return np.asarray(moved).astype(result.dtype)
 
 
 def _position_hash(shape: tuple, step: int) -> np.ndarray:
