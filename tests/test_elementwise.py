@@ -986,7 +986,8 @@ def test_power_of_one_half_is_numpys_square_root(device, dtype):
         want = data ** 0.5
     got = (lt.asarray(data, device=device) ** 0.5).numpy()
     np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    numbers = ~np.isnan(want)   # (a nan's sign is the hardware's: x86 sets it, CUDA does not)
+    np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
 
 
 def test_bool_squared_is_int8_as_numpys(device):

@@ -137,11 +137,16 @@ def test_native_pool_splits_the_range_and_closes():
 
 def _run_isolated(code: str, cache_dir, *args: str, timeout: int = 600) -> str:
     """Run `code` in a fresh interpreter with an empty kernel cache (so kernels really compile):
-    a crash of the interpreter fails the test with its exit status instead of killing pytest."""
+    a crash of the interpreter fails the test with its exit status instead of killing pytest.
+    Returns what it printed (stdout)."""
+    return _run_isolated_process(code, cache_dir, *args, timeout=timeout).stdout
+
+
+def _run_isolated_process(code: str, cache_dir, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = dict(os.environ, LT_CACHE_DIR=str(cache_dir), PYTHONFAULTHANDLER="1")
     out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=timeout)
     assert out.returncode == 0, f"exit status {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
-    return out.stdout
+    return out
 
 
 _FOUR_THREADS = """
@@ -210,6 +215,45 @@ def test_one_writer_and_two_readers_of_one_tensor(device):
 
     _run_together(writer, reader, reader)
     assert (x.numpy() == 300).all(), np.unique(x.numpy())
+
+
+_THREADS_END = """
+import gc, sys, threading, numpy as np, lazytensor as lt
+from lazytensor.devices import runtime
+device = sys.argv[1]
+made = []
+
+def use(k):   # realizes and ends; what it made lives on in the main thread
+    x = lt.asarray(np.arange(1000 + k, dtype=np.float32), device=device)
+    made.append((x, (x * 2 + k).sum()))
+
+def drop():   # never used the device: frees memory and kernels made elsewhere
+    made.clear()
+    runtime(device).loaded.clear()
+    runtime(device).by_expression.clear()
+    runtime(device).plans.clear()
+    gc.collect()
+
+for round in range(3):
+    threads = [threading.Thread(target=use, args=(k,)) for k in range(4)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    for x, s in made:
+        assert float(s.numpy()) == float((x.numpy() * 2 + (x.shape[0] - 1000)).sum())
+    t = threading.Thread(target=drop)
+    t.start()
+    t.join()
+print("done")
+"""
+
+
+def test_threads_that_used_a_device_end_and_free_anywhere(tmp_path, device):
+    """A thread that realized on a device may end (a CUDA context left current in an ending
+    thread aborts the process under pycuda), and memory and kernels made in one thread may be
+    freed by another that never used the device, with nothing leaked or warned at exit."""
+    out = _run_isolated_process(_THREADS_END, tmp_path, device)
+    assert out.stdout.strip() == "done"
+    assert "could not be cleaned up" not in out.stderr and "Exception ignored" not in out.stderr, out.stderr
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork is a Linux start method here")

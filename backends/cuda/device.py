@@ -36,15 +36,61 @@ def device_names() -> list[str]:
     return [f"cuda:{i}" for i in range(_count())]
 
 
-class _Function:
-    """A kernel of a loaded module; the module (the code) lives as long as this does."""
+class _Pushed:
+    """This device's context pushed on one thread's context stack, for as long as the thread
+    lives: it is kept in the device's thread-local state, which CPython clears in the thread
+    itself as the thread ends, and then pops the context. (pycuda aborts the process when a
+    thread ends with a context still on its stack.)"""
 
-    def __init__(self, module: Any, name: str) -> None:
-        self.module = module
+    def __init__(self, context: Any) -> None:
+        self.context = context
+        self.thread = threading.get_ident()
+        context.push()
+        self.pushed = True
+
+    def release(self) -> None:
+        if not self.pushed or self.thread != threading.get_ident():
+            return  # (the device's thread-local state dropped from another thread: nothing of ours there)
+        self.pushed = False
+        try:
+            top = drv.Context.get_current()
+            if top is not None and top.handle == self.context.handle:
+                drv.Context.pop()
+        except Exception:  # (pycuda torn down already at exit)
+            pass
+
+    def __del__(self) -> None:
+        self.release()
+
+
+class _Memory:
+    """Device memory freed with its context current in the freeing thread, whichever thread
+    drops it last (pycuda frees memory only where its context is current, or in the thread that
+    made the context: elsewhere it warns and leaks). `gpudata` is what a launch passes."""
+    __slots__ = ("device", "allocation", "gpudata")
+
+    def __init__(self, device: "CUDADevice", allocation: Any) -> None:
+        self.device, self.allocation, self.gpudata = device, allocation, int(allocation)
+
+    def __del__(self) -> None:
+        self.device.release(self.allocation.free)
+
+
+class _Function:
+    """A kernel of a loaded module; the module (the code) lives as long as this does, and is
+    unloaded with its context current in the thread that drops it."""
+
+    def __init__(self, device: "CUDADevice", module: Any, name: str) -> None:
+        self.device = device
+        self.module = [module]
         self.function = module.get_function(name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         self.function(*args, **kwargs)
+
+    def __del__(self) -> None:
+        self.function = None
+        self.device.release(self.module.clear)
 
 
 class CUDADevice:
@@ -53,10 +99,10 @@ class CUDADevice:
         self.name = f"cuda:{index}"
         self.cu_device = drv.Device(index)
         self.context = self.cu_device.retain_primary_context()
-        self.context.push()
-        atexit.register(self.context.pop)  # pycuda warns at exit about a context left pushed
-        self._threads = threading.local()   # (where this device's context is current)
-        self._threads.current = True
+        self._threads = threading.local()   # .pushed: a _Pushed where this device's context is current
+        self._closed = False
+        self.current()
+        atexit.register(self._close)  # pycuda aborts at exit if a context is left on the main thread's stack
         attr = drv.device_attribute
         major, minor = self.cu_device.compute_capability()
         self.arch = f"sm_{major}{minor}"
@@ -78,27 +124,27 @@ class CUDADevice:
     def allocate(self, shape: tuple[int, ...], dtype: DType) -> Buffer:
         nbytes = max(1, math.prod(shape)) * dtype.itemsize  # >= 1 element: masked loads read index 0
         self.current()
-        handle = self._memory.take(nbytes)
-        if handle is None:
+        memory = self._memory.take(nbytes)
+        if memory is None:
             try:
-                handle = drv.mem_alloc(nbytes)
+                memory = _Memory(self, drv.mem_alloc(nbytes))
             except drv.MemoryError:
                 free, total = drv.mem_get_info()
                 raise MemoryError(f"{self.describe()}: cannot allocate {nbytes} bytes for {dtype.name}{list(shape)} "
                                   f"({free} of {total} bytes free)") from None
-        return self._memory.track(Buffer(self.name, dtype, tuple(shape), handle, int(handle)), nbytes, handle)
+        return self._memory.track(Buffer(self.name, dtype, tuple(shape), memory, memory.gpudata), nbytes, memory)
 
     def from_numpy(self, array: np.ndarray) -> Buffer:
         buffer = self.allocate(array.shape, to_dtype(array.dtype))   # (makes the context current)
         if array.size:
-            drv.memcpy_htod(buffer.handle, np.ascontiguousarray(array))
+            drv.memcpy_htod(buffer.address, np.ascontiguousarray(array))
         return buffer
 
     def to_numpy(self, buffer: Buffer, writeable: bool = False) -> np.ndarray:
         out = np.empty(buffer.shape, buffer.dtype.np)
         self.current()
         if out.size:
-            drv.memcpy_dtoh(out, buffer.handle)  # synchronous: waits for the kernels before
+            drv.memcpy_dtoh(out, buffer.address)  # synchronous: waits for the kernels before
         out.flags.writeable = writeable
         return out
 
@@ -106,28 +152,50 @@ class CUDADevice:
 
     def load(self, binary: bytes, name: str) -> Program:
         self.current()
-        return _Function(drv.module_from_buffer(binary), name)
+        return _Function(self, drv.module_from_buffer(binary), name)
 
     def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None:
         if kernel.blocks == 0:
             return  # nothing to compute (an empty output)
         self.current()
-        program(*[b.handle for b in buffers], block=(kernel.threads, 1, 1), grid=(kernel.blocks, 1))
+        program(*[np.uintp(b.address) for b in buffers], block=(kernel.threads, 1, 1), grid=(kernel.blocks, 1))
 
     def current(self) -> None:
         """Make this device's context current in the calling thread (a CUDA context is current
-        per thread: the one made current where the device was created is not in other threads).
-        Pushed once per thread and left there, as the creating thread leaves it."""
-        if not getattr(self._threads, "current", False):
+        per thread). Pushed once per thread, and popped as the thread ends (_Pushed)."""
+        if getattr(self._threads, "pushed", None) is None and not self._closed:
+            self._threads.pushed = _Pushed(self.context)
+
+    def release(self, free: Any) -> None:
+        """Call `free` (which frees memory or drops a module) with this device's context
+        current: pushed for the call alone in a thread that has not used the device."""
+        try:
+            pushed = getattr(self._threads, "pushed", None)
+            if pushed is not None and pushed.pushed:
+                free()
+                return
             self.context.push()
-            self._threads.current = True
+            try:
+                free()
+            finally:
+                drv.Context.pop()
+        except Exception:  # (pycuda torn down already at exit: the driver frees it all)
+            pass
+
+    def _close(self) -> None:
+        """At exit: pop the context off the thread that runs exit handlers."""
+        self._closed = True
+        pushed = getattr(self._threads, "pushed", None)
+        if pushed is not None:
+            pushed.release()
 
     def run_opaque(self, op: Op, arg: Any, inputs: list[Buffer], out: Buffer) -> None:
         """Opaque ops (sort, cumulative sum, searchsorted) run on the host with numpy's routines."""
         result = NUMPY_REFERENCE[op]([self.to_numpy(b) for b in inputs], arg, out.dtype)
         result = np.ascontiguousarray(result, dtype=out.dtype.np)
+        self.current()
         if result.size:
-            drv.memcpy_htod(out.handle, result)
+            drv.memcpy_htod(out.address, result)
 
     def synchronize(self) -> None:
         self.current()
