@@ -48,10 +48,12 @@ def _from_numpy(array: np.ndarray, dtype: DType, device: str) -> Tensor:
 
 
 @_grad_option
-def asarray(obj: Any, dtype: Any = None, device: Any = None) -> Tensor:
+def asarray(obj: Any, dtype: Any = None, device: Any = None, *, copy: Optional[bool] = None) -> Tensor:
     """A tensor of `obj` (numpy array, nested lists, scalar or Tensor). Python and numpy data is
     copied; a Tensor already of `dtype` and on `device` is returned itself, as numpy's asarray
-    returns its array (write to `lt.asarray(x)` and x changes: copy with `x.astype(x.dtype)`).
+    returns its array (write to `lt.asarray(x)` and x changes), unless `copy=True`. `copy=False`
+    never copies: it raises where a copy is needed (other data, dtype or device), as the Array
+    API says.
 
     Python floats become float32 (the default float) and Python ints int64; numpy arrays keep
     their dtype.
@@ -60,9 +62,22 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None) -> Tensor:
     True
     """
     if isinstance(obj, Tensor):
+        kept = ((device is None or canonical_device(device) == obj.device)
+                and (dtype is None or to_dtype(dtype) == obj.dtype))
+        if copy is False and not kept:
+            raise ValueError(f"asarray: copy=False, but a {obj.dtype.name} tensor on {obj.device} must be copied "
+                             f"to become {(obj.dtype if dtype is None else to_dtype(dtype)).name} on "
+                             f"{obj.device if device is None else canonical_device(device)}")
+        if kept and not copy:
+            return obj
         if device is not None:
-            obj = obj.to_device(device)  # asked for by name: an explicit copy
-        return obj if dtype is None else obj.astype(dtype)
+            obj = obj.to_device(device)  # (a copy where the device is another)
+        if dtype is None and not kept:
+            return obj
+        return obj.astype(obj.dtype if dtype is None else dtype)   # (a new tensor)
+    if copy is False:
+        raise ValueError(f"asarray: copy=False, but {type(obj).__name__} data is always copied into a tensor "
+                         "(leave copy out, or pass a Tensor)")
     device = canonical_device(device)
     from_python = not isinstance(obj, (np.ndarray, np.generic))
     # Python data converts straight to an explicit dtype, so numpy checks its range (OverflowError)

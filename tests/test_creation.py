@@ -139,6 +139,31 @@ def test_asarray_of_tensor(device, target):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_asarray_copy_keyword_follows_the_array_api(device, dtype):
+    """copy=True: a new tensor (writes to it leave the source alone, and the reverse);
+    copy=False: the tensor itself, or ValueError where a copy is needed; None: copy if needed."""
+    a = rand((4, 3), dtype.np)
+    x = lt.asarray(a, device=device)
+    y = lt.asarray(x, copy=True)
+    assert y is not x and y.dtype == x.dtype and y.device == x.device
+    y[0] = a[1]
+    x[1] = a[2]
+    want_x, want_y = a.copy(), a.copy()
+    want_y[0] = a[1]
+    want_x[1] = a[2]
+    assert_close(x.numpy(), want_x)
+    assert_close(y.numpy(), want_y)
+    assert lt.asarray(x, copy=False) is x and lt.asarray(x, dtype=dtype, device=device, copy=False) is x
+    other = lt.float32 if dtype != lt.float32 else lt.int16
+    with pytest.raises(ValueError, match="copy=False"):
+        lt.asarray(x, dtype=other, copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        lt.asarray(a, device=device, copy=False)
+    assert_close(lt.asarray(x, dtype=other, copy=True).numpy(), want_x.astype(other.np))
+    assert_close(lt.asarray(a.tolist(), dtype=dtype, device=device, copy=True).numpy(), a)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 def test_asarray_copies_numpy_data(device, dtype):
     a = rand((3, 4), dtype.np)
     original = a.copy()
