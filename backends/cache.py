@@ -40,7 +40,8 @@ _FORMAT = b"LTKC"        # an entry of another format version is recompiled with
 _DIGEST = 32
 _STALE_SECONDS = 3600    # a live writer's temporary file is seconds old
 DEFAULT_MAX_BYTES = 512 << 20
-MEMORY_ENTRIES = 1024   # binaries kept in memory (one process's recent kernels)
+MEMORY_ENTRIES = 1024   # binaries kept in memory (one process's recent kernels)...
+MEMORY_BYTES = 32 << 20  # ... and their bytes (a PoCL binary is ~70 KB, a cpu object ~5 KB)
 Loaded = TypeVar("Loaded")
 
 
@@ -75,7 +76,7 @@ class KernelCache:
         self.stats = stats
         # the binaries loaded in this process, for a kernel loaded again after the runtime forgot
         # it (bounded like the runtime's kernels: a process meeting ever new shapes stays bounded)
-        self.memory: LRU[bytes] = LRU(MEMORY_ENTRIES)
+        self.memory: LRU[bytes] = LRU(MEMORY_ENTRIES, weigh=len, max_weight=MEMORY_BYTES)
         self.directory, self.writable = _open_directory(directory if directory is not None else default_cache_dir())
         self.max_bytes = max_cache_bytes() if max_bytes is None else max_bytes
         self.disk_bytes: Optional[int] = None   # the directory's size as last counted, plus our writes

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Generic, Hashable, Optional, TypeVar
+from typing import Callable, Generic, Hashable, Optional, TypeVar
 
 V = TypeVar("V")
 
 
 class LRU(Generic[V]):
-    """At most `capacity` entries; `get` and `put` mark an entry used, and a `put` past the
-    capacity drops the entry used longest ago. Safe to use from several threads."""
+    """At most `capacity` entries (and, given `weigh`, at most `max_weight` of their weights in
+    all: bytes, say); `get` and `put` mark an entry used, and a `put` past either bound drops
+    the entries used longest ago (never the one just put). Safe to use from several threads."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, weigh: Optional[Callable[[V], int]] = None, max_weight: int = 0) -> None:
         self.capacity = capacity
+        self.weigh, self.max_weight, self.weight = weigh, max_weight, 0
         self._entries: "OrderedDict[Hashable, V]" = OrderedDict()
         self._lock = threading.Lock()
 
@@ -30,10 +32,16 @@ class LRU(Generic[V]):
 
     def put(self, key: Hashable, value: V) -> None:
         with self._lock:
+            if self.weigh is not None:
+                old = self._entries.get(key)
+                self.weight += self.weigh(value) - (0 if old is None else self.weigh(old))
             self._entries[key] = value
             self._entries.move_to_end(key)
-            while len(self._entries) > self.capacity:
-                self._entries.popitem(last=False)
+            while len(self._entries) > max(1, self.capacity) or (
+                    self.weigh is not None and self.weight > self.max_weight and len(self._entries) > 1):
+                _, dropped = self._entries.popitem(last=False)
+                if self.weigh is not None:
+                    self.weight -= self.weigh(dropped)
 
     def values(self) -> list[V]:
         """The values, least recently used first."""
@@ -43,6 +51,7 @@ class LRU(Generic[V]):
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self.weight = 0
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._entries

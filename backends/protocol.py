@@ -59,6 +59,9 @@ Program = Callable[..., None]
 class Device(Protocol):
     name: str
     target: Target
+    # optional: how many loaded programs the runtime keeps for reuse (runtime.MAX_KERNELS if
+    # absent); a device whose programs cost much memory keeps fewer
+    # max_loaded_kernels: int
 
     def allocate(self, shape: tuple[int, ...], dtype: DType) -> Buffer: ...
     def from_numpy(self, array: np.ndarray) -> Buffer: ...

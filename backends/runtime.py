@@ -16,7 +16,8 @@ from .protocol import Buffer, Compiler, Device, Program, Stats
 _PLACEHOLDER = "__lt_kernel__"
 VERSION = "0.1.0"  # lazytensor's version: part of every cache key
 # Per device: compiled kernels kept for reuse (a training script uses a few hundred; a process
-# meeting ever new shapes keeps the most recent), and realize plans by graph structure.
+# meeting ever new shapes keeps the most recent), and realize plans by graph structure. A device
+# whose programs cost more memory says how many it keeps (`max_loaded_kernels`, protocol.py).
 MAX_KERNELS = 1024
 MAX_PLANS = 512
 
@@ -39,9 +40,10 @@ class Runtime:
         self.debug = debug
         self.cache = KernelCache(stats)
         # Bounded: a kernel dropped from these lives on while a plan (or lt.jit) still uses it
-        self.loaded: LRU[CompiledKernel] = LRU(MAX_KERNELS)          # by name (a hash of its source)
-        self.by_expression: LRU[CompiledKernel] = LRU(MAX_KERNELS)   # by fused kernel expression
-        self.plans: LRU[Any] = LRU(MAX_PLANS)                        # realize plans by graph structure
+        kernels = getattr(device, "max_loaded_kernels", MAX_KERNELS)
+        self.loaded: LRU[CompiledKernel] = LRU(kernels)                        # by name (a hash of its source)
+        self.by_expression: LRU[CompiledKernel] = LRU(kernels)                 # by fused kernel expression
+        self.plans: LRU[Any] = LRU(min(MAX_PLANS, max(1, kernels // 2)))     # realize plans by graph structure
         # one compile at a time per device: threads that need the same kernel compile it once
         self.compiling = threading.RLock()
 

@@ -125,3 +125,54 @@ print(peak, lt.stats()["kernels_compiled"])
     peak, compiled = _run_isolated(code, tmp_path).split()
     assert int(compiled) >= 10000, "the shapes did not each compile a kernel"
     assert float(peak) < 300, f"resident memory grew by {float(peak):.0f} MB over 10,000 new shapes"
+
+
+def test_lru_bounds_its_entries_and_their_weight():
+    from lazytensor.backends.lru import LRU
+    rng = np.random.default_rng(3)
+    lru = LRU(5, weigh=len, max_weight=100)
+    model: dict = {}   # key -> value, in the order of use
+    for _ in range(2000):
+        key = int(rng.integers(0, 12))
+        if rng.random() < 0.3:
+            got = lru.get(key)
+            assert got == model.get(key)
+            if got is not None:
+                model[key] = model.pop(key)
+            continue
+        value = b"x" * int(rng.integers(0, 60))
+        model.pop(key, None)
+        model[key] = value
+        while len(model) > 5 or (sum(map(len, model.values())) > 100 and len(model) > 1):
+            del model[next(iter(model))]
+        lru.put(key, value)
+        assert lru.values() == list(model.values())
+        assert lru.weight == sum(map(len, model.values()))
+    lru.clear()
+    assert len(lru) == 0 and lru.weight == 0
+
+
+@pytest.mark.parametrize("device", lt.devices())
+def test_a_device_keeps_at_most_its_loaded_kernels(tmp_path, device):
+    """Each device's runtime keeps at most the kernels the device declares it can hold (an
+    OpenCL program costs ~1.2 MB on PoCL: fewer than on the cpu); a kernel dropped and met again
+    is loaded again and still right."""
+    from lazytensor.backends.runtime import MAX_KERNELS
+    from lazytensor.devices import runtime
+    keep = getattr(runtime(device).device, "max_loaded_kernels", MAX_KERNELS)
+    assert runtime(device).loaded.capacity == keep and keep <= MAX_KERNELS
+    if keep > 256:
+        pytest.skip(f"{device} keeps {keep} kernels (the 10,000-shape soak covers it)")
+    code = f"""
+import numpy as np, lazytensor as lt
+from lazytensor.devices import runtime
+loaded = runtime({device!r}).loaded
+for n in range(1, {keep} + 41):
+    data = np.arange(n, dtype=np.float32)
+    assert ((lt.asarray(data, device={device!r}) * 3.0 - 1.0).numpy() == data * 3 - 1).all(), n
+    assert len(loaded) <= {keep}
+data = np.arange(1, dtype=np.float32)   # the first kernel again: dropped, loaded again
+assert ((lt.asarray(data, device={device!r}) * 3.0 - 1.0).numpy() == data * 3 - 1).all()
+print(len(loaded))
+"""
+    assert int(_run_isolated(code, tmp_path)) == keep
