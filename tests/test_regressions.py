@@ -218,16 +218,9 @@ def test_zero_size_reads_and_writes_match_numpy(device, shape):
             assert_close(x, b)
 
 
-@pytest.mark.parametrize("shape, index, value_shape", [
-    ((5,), np.array([], np.int64), (2, 0)), ((5,), np.array([], np.int64), (2, 3)),
-    ((6, 0, 4), (slice(None), slice(None), np.array([3, 3])), (2, 6, 0, 2)),
-    ((6, 0, 4), (slice(None), slice(None), slice(0, 2)), (2, 6, 0, 2)),
-    ((2, 2, 1), np.zeros((2, 2), bool), (3, 0, 1)), ((2, 2, 1), np.zeros((2, 2), bool), (3, 2, 1)),
-    ((5,), slice(3, 1), (2, 0))], ids=str)
-def test_empty_values_into_empty_targets(device, shape, index, value_shape):
-    """numpy's array-index writes take any empty value for an empty target (its slices do not)."""
-    a = np.zeros(shape, np.float32)
-    value = np.ones(value_shape, np.float32)
+def _check_write_like_numpy(a: np.ndarray, index, value: np.ndarray, device) -> None:
+    """x[index] = value (as numpy data and as a tensor) does what numpy's write does to a copy
+    of `a`: the same values, or the same error."""
     b = a.copy()
     _, error = numpy_outcome(lambda: b.__setitem__(index, value))
     for v in (value, lt.asarray(value, device=device)):
@@ -238,6 +231,19 @@ def test_empty_values_into_empty_targets(device, shape, index, value_shape):
             continue
         x[index] = v
         assert_close(x, b)
+
+
+@pytest.mark.parametrize("shape, index, value_shape", [
+    ((5,), np.array([], np.int64), (2, 0)), ((5,), np.array([], np.int64), (2, 3)),
+    ((6, 0, 4), (slice(None), slice(None), np.array([3, 3])), (2, 6, 0, 2)),
+    ((6, 0, 4), (slice(None), slice(None), slice(0, 2)), (2, 6, 0, 2)),
+    ((2, 2, 1), np.zeros((2, 2), bool), (3, 0, 1)), ((2, 2, 1), np.zeros((2, 2), bool), (3, 2, 1)),
+    ((5,), slice(3, 1), (2, 0))], ids=str)
+def test_empty_values_into_empty_targets(device, shape, index, value_shape):
+    """numpy's array-index writes take any empty value for an empty target (its slices do not)."""
+    a = np.zeros(shape, np.float32)
+    value = np.ones(value_shape, np.float32)
+    _check_write_like_numpy(a, index, value, device)
 
 
 def test_issue_examples_of_empty_slice_writes(device):
@@ -496,16 +502,7 @@ def test_a_mask_over_a_tensor_with_a_zero_size_axis(device, shape, index):
 def test_write_values_with_extra_leading_size_1_axes(device, index, value_shape):
     a = np.zeros((4, 1), np.float32)
     value = np.arange(math.prod(value_shape), dtype=np.float32).reshape(value_shape) + 1
-    b = a.copy()
-    _, error = numpy_outcome(lambda: b.__setitem__(index, value))
-    for v in (value, lt.asarray(value, device=device)):
-        x = lt.asarray(a, device=device)
-        if error is not None:
-            with pytest.raises(error):
-                x[index] = v
-            continue
-        x[index] = v
-        assert_close(x, b)
+    _check_write_like_numpy(a, index, value, device)
 
 
 @pytest.mark.parametrize("dtype", [lt.float16, lt.float32, lt.float64], ids=lambda d: d.name)
