@@ -543,3 +543,14 @@ def test_float16_logaddexp_rounds_once_as_numpy(device):
     want = np.logaddexp(a, b)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_an_array_into_one_element_raises_for_every_dtype(device, dtype):
+    """numpy refuses x[0] = [v] except into a bool array (a quirk the README names): lazytensor
+    refuses it for every dtype, and takes the 0-d value."""
+    x = lt.zeros(3, dtype=dtype, device=device)
+    with pytest.raises(ValueError, match="shape"):
+        x[0] = np.ones(1, dtype.np)
+    x[np.asarray(1)] = np.ones((), dtype.np)
+    assert x.tolist() == np.array([0, 1, 0]).astype(dtype.np).tolist()
