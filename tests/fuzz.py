@@ -853,6 +853,8 @@ def undefined(step: Step, ns: dict) -> bool:
         return _cast_out_of_range(ns[step.args[0]], np.dtype(step.params["dtype"]))
     if op in ("var", "std"):
         return _variance_may_overflow(ns[step.args[0]])
+    if op == "sum":
+        return _half_sum_may_overflow(ns[step.args[0]])
     if op == "prod":
         return _product_order_matters(ns[step.args[0]])
     if step.error == "dot":  # numpy's BLAS skips zero terms: there inf * 0 and nan * 0 vanish
@@ -925,6 +927,16 @@ def _variance_may_overflow(x: np.ndarray) -> bool:
         return False
     spread = np.abs(values - values.mean()).max() + 4 * eps(x.dtype) * np.abs(values).max()
     return bool(spread ** 2 * x.size > np.finfo(x.dtype).max)
+
+
+def _half_sum_may_overflow(x: np.ndarray) -> bool:
+    """numpy's float16 sum along a strided axis adds in half: a partial sum past 65504 is inf,
+    and inf + -inf nan, where the sum of the same values laid out contiguously (and lazytensor's,
+    in float64) is finite or -inf."""
+    if x.dtype != np.float16:
+        return False
+    finite = x[np.isfinite(x)].astype(np.float64)
+    return bool(np.abs(finite).sum() > float(np.finfo(np.float16).max))
 
 
 def _cast_out_of_range(values: np.ndarray, dtype: np.dtype) -> bool:
@@ -1005,7 +1017,9 @@ def try_step(program: Program, ns: dict, step: Step) -> bool:
         if step.kind == "write":
             if not ns[step.target].flags.writeable:  # a broadcast view: numpy refuses the write
                 return False
-            trial[step.target] = ns[step.target].copy()
+            original = ns[step.target]   # written on a copy, bound to every name of the array (y = asarray(x))
+            copy = original.copy()
+            trial.update({name: copy for name, value in ns.items() if value is original})
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             apply_numpy(step, trial)
