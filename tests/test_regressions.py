@@ -554,3 +554,18 @@ def test_an_array_into_one_element_raises_for_every_dtype(device, dtype):
         x[0] = np.ones(1, dtype.np)
     x[np.asarray(1)] = np.ones((), dtype.np)
     assert x.tolist() == np.array([0, 1, 0]).astype(dtype.np).tolist()
+
+
+def test_negative_integer_power_of_an_empty_result_is_empty(device):
+    """numpy refuses integers to negative integer powers, but not where the result is empty
+    (found by the fuzzer: `0 ** lt.full((0,), -1, dtype=lt.int32)` raised)."""
+    got = [0 ** lt.full((0,), -1, dtype=lt.int32, device=device),
+           lt.arange(3, device=device) ** lt.full((0, 1), -1, device=device),
+           lt.zeros(0, dtype=lt.int64, device=device) ** -1]
+    want = [0 ** np.full((0,), -1, dtype=np.int32), np.arange(3) ** np.full((0, 1), -1), np.zeros(0, np.int64) ** -1]
+    for g, w in zip(got, want):
+        assert g.numpy().shape == w.shape and g.numpy().dtype == w.dtype
+    with pytest.raises(ValueError, match="negative integer powers"):
+        lt.arange(3, device=device) ** -1
+    with pytest.raises(ValueError, match="negative integer powers"):
+        2 ** lt.full((2,), -1, device=device)
