@@ -569,3 +569,23 @@ def test_negative_integer_power_of_an_empty_result_is_empty(device):
         lt.arange(3, device=device) ** -1
     with pytest.raises(ValueError, match="negative integer powers"):
         2 ** lt.full((2,), -1, device=device)
+
+
+@pytest.mark.parametrize("source", [lt.int8, lt.int16, lt.int32, lt.int64, lt.uint64], ids=lambda d: d.name)
+@pytest.mark.parametrize("target", [lt.float16, lt.float32, lt.float64], ids=lambda d: d.name)
+def test_uint64_to_float_is_rounded_right_whatever_it_was_cast_from(device, source, target):
+    """Negative integers cast to uint64 wrap to 2**64 - n, and convert to float from there (LLVM
+    vectorized int8 -> uint64 -> float32 as 2**32 - n on x86; found by the fuzzer)."""
+    rng = np.random.default_rng(11)
+    info = np.iinfo(source.np)
+    data = rng.integers(info.min, info.max, 203, dtype=source.np, endpoint=True)
+    edges = [info.min, info.max, 0, 1, -1 if info.min else 2, info.max // 2, info.max - 1]
+    data[:len(edges)] = np.array(edges, dtype=np.int64 if info.min else np.uint64).astype(source.np)
+    if source == lt.uint64:
+        data[7:12] = [2**63, 2**63 + 1, 2**64 - 2**39, 2**64 - 2**39 - 1, 2**63 + 2**39 + 1]
+    for size in (1, 5, 11, 203):   # (LLVM's vector code differs with the length)
+        part = np.concatenate([data[:size // 2], data[-(size - size // 2):]])
+        with np.errstate(over="ignore"):
+            want = part.astype(np.uint64).astype(target.np)
+        got = lt.asarray(part, device=device).astype(lt.uint64).astype(target).numpy()
+        np.testing.assert_array_equal(got, want, err_msg=f"{size} elements")

@@ -488,6 +488,8 @@ def _cast(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
         if dst.itemsize < src.itemsize:
             return r.op(f"trunc {st} {s[0]} to {dt}")
         return r.op(f"{'zext' if src.is_unsigned else 'sext'} {st} {s[0]} to {dt}")
+    if src.is_integer and src.is_unsigned and src.itemsize == 8:
+        return _uint64_to_float(r, s[0], dt)
     if src.is_integer:
         return r.op(f"{'uitofp' if src.is_unsigned else 'sitofp'} {st} {s[0]} to {dt}")
     # float -> int as numpy does on x86: through int64, so -5.0 -> uint8 wraps to 251; the
@@ -499,6 +501,17 @@ def _cast(r: _Renderer, e: Alu, s: list[str], flags: str) -> str:
         unsigned = r.call(f"llvm.fptoui.sat.i64.{fs}", "i64", [(st, s[0])])
         wide = r.op(f"select i1 {big}, i64 {unsigned}, i64 {wide}")
     return wide if dt == "i64" else r.op(f"trunc i64 {wide} to {dt}")
+
+
+def _uint64_to_float(r: _Renderer, x: str, dt: str) -> str:
+    """uint64 -> float, correctly rounded, by a signed conversion: x >= 2**63 is halved keeping
+    its lowest bit (sticky: the rounding stays right), converted and doubled. LLVM 22's own
+    uitofp of vectors of i64 sign-extended from i8/i16 to float32 on x86 converts as if they were
+    extended to 32 bits only (int8 -5 -> uint64 -> float32 gave 2**32 - 5, not 1.8e19)."""
+    big = r.op(f"icmp slt i64 {x}, 0")
+    halved = r.op(f"or i64 {r.op(f'lshr i64 {x}, 1')}, {r.op(f'and i64 {x}, 1')}")
+    converted = r.op(f"sitofp i64 {r.op(f'select i1 {big}, i64 {halved}, i64 {x}')} to {dt}")
+    return r.op(f"select i1 {big}, {dt} {r.op(f'fadd {dt} {converted}, {converted}')}, {dt} {converted}")
 
 
 def _double_to_half(r: _Renderer, x: str) -> str:
