@@ -150,11 +150,22 @@ class _KernelBuilder:
     new_roots: list[Node] = field(default_factory=list)
     memo: dict = field(default_factory=dict)
     inside: dict = field(default_factory=dict)
+    computed: set = field(default_factory=set)      # reductions this kernel computes
+    materialized: set = field(default_factory=set)  # reductions every read of which loads
 
     def build(self) -> KernelSpec:
+        """The kernel's expression. A reduction is computed here at every read or loaded at
+        every read, never both: computed twice (here and in its own kernel), reassociation and
+        fma contraction may round the two apart, and `s.squeeze() != s` came out True. Where a
+        build does both, it is built again with that reduction loaded everywhere."""
         self.inside = self._uses_inside()
-        expr = self.visit(self.root, (), False, False, frozenset())
-        return KernelSpec(self.root, expr, tuple(self.inputs))
+        while True:
+            self.inputs, self.new_roots, self.memo, self.computed = [], [], {}, set()
+            expr = self.visit(self.root, (), False, False, frozenset())
+            both = self.computed & set(self.new_roots)
+            if not both:
+                return KernelSpec(self.root, expr, tuple(self.inputs))
+            self.materialized |= both
 
     def _uses_inside(self) -> dict[Node, int]:
         """How many consumers each node has inside this kernel's region (the elementwise and
@@ -222,9 +233,11 @@ class _KernelBuilder:
             # (not inside a gather either, frame None: the lowering computes a reduction at the
             # kernel's indices, and a gather's index or source lives in an index space of its own)
             inline = not path and not shared and not in_reduce and frame is not None and self.uses.get(node, 0) == 1
-            if node is not self.root and not inline and not self._hoistable(node, path, shared, frame):
+            if node is not self.root and (node in self.materialized or
+                                          not inline and not self._hoistable(node, path, shared, frame)):
                 self.new_roots.append(node)
                 return self.load(node, path)
+            self.computed.add(node)
             inner = frame | frozenset(node.arg) if frame is not None else None
             child = yield (node.src[0], (), shared, True, inner)
             return Node(node.op, node.dtype, node.shape, (child,), node.arg)

@@ -589,3 +589,19 @@ def test_uint64_to_float_is_rounded_right_whatever_it_was_cast_from(device, sour
             want = part.astype(np.uint64).astype(target.np)
         got = lt.asarray(part, device=device).astype(lt.uint64).astype(target).numpy()
         np.testing.assert_array_equal(got, want, err_msg=f"{size} elements")
+
+
+@pytest.mark.parametrize("reduce", ["var", "sum", "mean", "std"])
+@pytest.mark.parametrize("shape", [(5, 6), (33, 17), (7, 300)], ids=str)
+def test_a_reduction_read_two_ways_is_one_value(device, reduce, shape):
+    """A reduction read squeezed and broadcast in one kernel is computed once: computed both in
+    its own kernel and again inside the comparison, the two rounded apart and `s.squeeze(-1) !=
+    s` was True (found by the fuzzer: an int32 var with correction=1)."""
+    data = np.random.default_rng(5).integers(-30, 30, shape).astype(np.int32)
+    kwargs = {"correction": 1} if reduce in ("var", "std") else {}
+    x = lt.asarray(data, device=device)
+    s = getattr(x, reduce)(axis=-1, keepdims=True, **kwargs)
+    got = (s.squeeze(-1) != s).numpy()   # (realized alone: s is not a root of this realize)
+    values = s.numpy()
+    np.testing.assert_array_equal(got, values.squeeze(-1) != values)
+    assert not got.diagonal().any()
