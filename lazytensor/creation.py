@@ -62,19 +62,16 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None, *, copy: Optional[b
     True
     """
     if isinstance(obj, Tensor):
-        kept = ((device is None or canonical_device(device) == obj.device)
-                and (dtype is None or to_dtype(dtype) == obj.dtype))
+        want_dtype = obj.dtype if dtype is None else to_dtype(dtype)
+        want_device = obj.device if device is None else canonical_device(device)
+        kept = want_dtype == obj.dtype and want_device == obj.device
         if copy is False and not kept:
             raise ValueError(f"asarray: copy=False, but a {obj.dtype.name} tensor on {obj.device} must be copied "
-                             f"to become {(obj.dtype if dtype is None else to_dtype(dtype)).name} on "
-                             f"{obj.device if device is None else canonical_device(device)}")
+                             f"to become {want_dtype.name} on {want_device}")
         if kept and not copy:
             return obj
-        if device is not None:
-            obj = obj.to_device(device)  # (a copy where the device is another)
-        if dtype is None and not kept:
-            return obj
-        return obj.astype(obj.dtype if dtype is None else dtype)   # (a new tensor)
+        moved = obj.to_device(want_device)   # (a copy where the device is another)
+        return moved if moved is not obj and want_dtype == obj.dtype else moved.astype(want_dtype)
     if copy is False:
         raise ValueError(f"asarray: copy=False, but {type(obj).__name__} data is always copied into a tensor "
                          "(leave copy out, or pass a Tensor)")

@@ -839,10 +839,9 @@ def binary(op: Op, a: Any, b: Any) -> Tensor:
         op = Op.OR   # numpy: True + True is True
     elif op is Op.MUL and x.dtype.is_bool:
         op = Op.AND
-    node = make(op, x, y)
-    if op is Op.POW and x.dtype.is_integer and y.op is Op.CONST and y.arg < 0 and math.prod(node.shape):
+    elif op is Op.POW and x.dtype.is_integer and y.op is Op.CONST and y.arg < 0 and math.prod(x.shape):
         raise ValueError("integers to negative integer powers are not allowed; use a float base")
-    return Tensor(node, device)
+    return Tensor(make(op, x, y), device)   # (x and y share the broadcast shape: an empty one computes nothing)
 
 
 def _unsigned_against_signed(a: Any, b: Any) -> bool:

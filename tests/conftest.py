@@ -2,6 +2,8 @@
 import operator
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import zlib
 
@@ -16,6 +18,16 @@ import lazytensor as lt  # noqa: E402
 DEVICES = lt.devices()
 DTYPES = [lt.bool_, lt.int8, lt.int16, lt.int32, lt.int64, lt.uint8, lt.uint16, lt.uint32, lt.uint64,
           lt.float16, lt.float32, lt.float64]
+
+
+def run_isolated(code: str, cache_dir, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run `code` (with `args` as sys.argv[1:]) in a fresh interpreter with its own, empty kernel
+    cache: kernels really compile, memory is measured from a clean start, and a crash fails the
+    test with its exit status (and faulthandler's lines) instead of taking pytest down."""
+    env = dict(os.environ, LT_CACHE_DIR=str(cache_dir), PYTHONFAULTHANDLER="1")
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, f"exit status {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    return out
 
 
 @pytest.fixture(params=DEVICES)

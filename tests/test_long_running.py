@@ -4,7 +4,6 @@ shapes stays bounded in memory."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 
@@ -12,15 +11,7 @@ import numpy as np
 import pytest
 
 import lazytensor as lt
-
-
-def _run_isolated(code: str, cache_dir, timeout: int = 900) -> str:
-    """Run `code` in a fresh interpreter with its own kernel cache: a crash fails the test with its
-    exit status instead of taking pytest down, and memory is measured from a clean start."""
-    env = dict(os.environ, LT_CACHE_DIR=str(cache_dir), PYTHONFAULTHANDLER="1")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
-    assert out.returncode == 0, f"exit status {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
-    return out.stdout
+from conftest import run_isolated
 
 
 # A recursion limit far below the depth of the graphs: a walk that recurses along a graph or an
@@ -54,7 +45,7 @@ for _ in range(2000):   # gathers of gathers: index expressions nested in index 
 np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
 print("ok")
 """
-    assert _run_isolated(code, tmp_path).strip().endswith("ok")
+    assert run_isolated(code, tmp_path).stdout.strip().endswith("ok")
 
 
 def test_gradients_through_a_deep_chain(tmp_path):
@@ -68,7 +59,7 @@ y.sum().backward()
 np.testing.assert_allclose(x.grad.numpy(), np.full(16, 1.0001 ** 5000, np.float32), rtol=1e-4)
 print("ok")
 """
-    assert _run_isolated(code, tmp_path).strip().endswith("ok")
+    assert run_isolated(code, tmp_path).stdout.strip().endswith("ok")
 
 
 def test_the_recursion_limit_is_left_alone():
@@ -122,7 +113,7 @@ for n in range(100, 10100):
         peak = max(peak, rss_mb() - base)
 print(peak, lt.stats()["kernels_compiled"])
 """
-    peak, compiled = _run_isolated(code, tmp_path).split()
+    peak, compiled = run_isolated(code, tmp_path).stdout.split()
     assert int(compiled) >= 10000, "the shapes did not each compile a kernel"
     assert float(peak) < 300, f"resident memory grew by {float(peak):.0f} MB over 10,000 new shapes"
 
@@ -175,4 +166,4 @@ data = np.arange(1, dtype=np.float32)   # the first kernel again: dropped, loade
 assert ((lt.asarray(data, device={device!r}) * 3.0 - 1.0).numpy() == data * 3 - 1).all()
 print(len(loaded))
 """
-    assert int(_run_isolated(code, tmp_path)) == keep
+    assert int(run_isolated(code, tmp_path).stdout) == keep

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import lazytensor as lt
+from conftest import run_isolated
 from lazytensor.backends.cpu.threads import NativePool, native_supported
 
 native_only = pytest.mark.skipif(not native_supported(), reason="the native hand-off needs Linux on x86-64")
@@ -135,20 +136,6 @@ def test_native_pool_splits_the_range_and_closes():
 
 # ---- any thread may realize at any time ------------------------------------------------------
 
-def _run_isolated(code: str, cache_dir, *args: str, timeout: int = 600) -> str:
-    """Run `code` in a fresh interpreter with an empty kernel cache (so kernels really compile):
-    a crash of the interpreter fails the test with its exit status instead of killing pytest.
-    Returns what it printed (stdout)."""
-    return _run_isolated_process(code, cache_dir, *args, timeout=timeout).stdout
-
-
-def _run_isolated_process(code: str, cache_dir, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = dict(os.environ, LT_CACHE_DIR=str(cache_dir), PYTHONFAULTHANDLER="1")
-    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=timeout)
-    assert out.returncode == 0, f"exit status {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
-    return out
-
-
 _FOUR_THREADS = """
 import sys, threading, numpy as np, lazytensor as lt
 device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
@@ -187,7 +174,7 @@ print("kernels compiled", lt.stats()["kernels_compiled"])
 
 def test_four_threads_compile_and_realize_equal_and_different_graphs(tmp_path, device):
     rounds = 6 if device == "cpu" else 2   # (an OpenCL kernel takes ~0.2 s to build on PoCL)
-    out = _run_isolated(_FOUR_THREADS.replace("ROUNDS", str(rounds)), tmp_path, device)
+    out = run_isolated(_FOUR_THREADS.replace("ROUNDS", str(rounds)), tmp_path, device, timeout=600).stdout
     compiled = int(out.split()[-1])
     assert compiled >= 4 * rounds, "the threads did not compile kernels of their own"
 
@@ -251,7 +238,7 @@ def test_threads_that_used_a_device_end_and_free_anywhere(tmp_path, device):
     """A thread that realized on a device may end (a CUDA context left current in an ending
     thread aborts the process under pycuda), and memory and kernels made in one thread may be
     freed by another that never used the device, with nothing leaked or warned at exit."""
-    out = _run_isolated_process(_THREADS_END, tmp_path, device)
+    out = run_isolated(_THREADS_END, tmp_path, device, timeout=600)
     assert out.stdout.strip() == "done"
     assert "could not be cleaned up" not in out.stderr and "Exception ignored" not in out.stderr, out.stderr
 
@@ -286,4 +273,4 @@ p.join(timeout=120)
 assert p.exitcode == 0, p.exitcode
 print("ok")
 """
-    assert _run_isolated(code, tmp_path, timeout=300).strip().endswith("ok")
+    assert run_isolated(code, tmp_path, timeout=300).stdout.strip().endswith("ok")
