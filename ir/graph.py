@@ -30,7 +30,10 @@ class Node:
     # `tracks` is autograd's memo (lazytensor/autograd.py): whether gradients flow from this node
     # to a leaf tensor; None until asked. A derived fact, so it does not make nodes mutable values.
     # `local` is (op, dtype, shape, arg key): the node without its sources, for structure keys.
-    __slots__ = ("op", "dtype", "shape", "src", "arg", "tracks", "local", "__weakref__")
+    # `depth` is the longest path of pending (not yet computed) nodes down from this one: 0 for a
+    # buffer or constant; a realized value's node is set back to 0 (realize.py), so it measures
+    # the work still pending under a tensor and the front end can bound it (tensor.py).
+    __slots__ = ("op", "dtype", "shape", "src", "arg", "tracks", "local", "depth", "__weakref__")
     # live nodes by (local, src), each entry dropped when its node dies (a weak dictionary, with
     # plain weak references: a WeakValueDictionary's entries cost 4x as much to make)
     _live: "dict[tuple, weakref.ref[Node]]" = {}
@@ -40,6 +43,7 @@ class Node:
     shape: Shape
     src: tuple["Node", ...]
     arg: Any
+    depth: int
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None) -> "Node":
         local = (op, dtype, shape, _arg_key(arg))
@@ -56,6 +60,11 @@ class Node:
             set_slot(node, "arg", arg)
             set_slot(node, "tracks", None)
             set_slot(node, "local", local)
+            depth = 0
+            for s in src:
+                if s.depth >= depth:
+                    depth = s.depth + 1
+            set_slot(node, "depth", depth)
             _LIVE[key] = weakref.ref(node, lambda _, key=key: _forget(key))
         return node
 

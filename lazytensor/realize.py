@@ -51,6 +51,40 @@ _WITH_NEXT: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictio
 _LOCK = threading.Lock()
 
 
+# ---- bounding pending work ---------------------------------------------------------------------
+# Tensors feel eager: a loop `x = x - lr * grad(x)` with no realize() must not build one graph
+# that grows with the step count (each realize would recompute the whole history). So the front
+# end bounds the pending work under every tensor, measured as its node's `depth` (the longest
+# path of pending nodes): a tensor made deeper than PENDING_MAX_DEPTH is realized on the spot,
+# together with every live tensor that holds pending work inside its graph (a loop's carried
+# value, read again by the next step: computed once, not again by the next step's graph). After
+# that first cut, a tensor made PENDING_MIN_DEPTH deep by the same operation as the last cut (a
+# loop's next lap) is cut too: the steps of a loop are then cut at one place, so their graphs
+# have one structure and replay one compiled plan.
+PENDING_MAX_DEPTH = 256
+PENDING_MIN_DEPTH = 64
+# tensors at least this deep are remembered (weakly, by id) as candidates to realize with a cut
+_HELD_FROM_DEPTH = 16
+_HELD: "weakref.WeakValueDictionary[int, Tensor]" = weakref.WeakValueDictionary()
+_last_cut: list = [None]   # the `local` of the node whose tensor was cut last
+
+
+def bound_pending(tensor: "Tensor") -> None:
+    """Called for each new tensor at least _HELD_FROM_DEPTH deep: remember it, and cut the
+    pending graph here when it has grown past the bound (see above)."""
+    node = tensor.node
+    _HELD[id(tensor)] = tensor
+    if node.depth < PENDING_MIN_DEPTH or (node.depth < PENDING_MAX_DEPTH and node.local != _last_cut[0]):
+        return
+    _last_cut[0] = node.local
+    inside = set(toposort([node], expand=lambda n: n.depth > 0))
+    held = [t for t in list(_HELD.values())
+            if t is not tensor and t.device == tensor.device and t.node.depth and t.node in inside]
+    for t in held + [tensor]:
+        _HELD.pop(id(t), None)
+    realize(tensor, *held)
+
+
 def realize_with_next(*tensors: "Tensor") -> None:
     """Compute these tensors along with whatever is realized next on their device (sharing its
     work), instead of now."""
@@ -111,6 +145,7 @@ def values(*tensors: "Tensor") -> list[Node]:
             value = computed[node] = Node(Op.BUFFER, node.dtype, node.shape, (), buffer.reshaped(node.shape))
             if tracks(node):
                 _REALIZED[node] = value
+                object.__setattr__(node, "depth", 0)   # (nothing pending under it now: see Node.depth)
             else:
                 with _LOCK:
                     if t.node is node:

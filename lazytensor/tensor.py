@@ -20,7 +20,7 @@ from .ir.graph import Node
 from .ir.ops import COMPARISON, Op
 from .ir.passes import const
 from .ir.rules import make
-from .realize import realize, realized_value, values
+from .realize import _HELD_FROM_DEPTH, bound_pending, realize, realized_value, values
 
 Scalar = Union[bool, int, float]
 AxisError = np.exceptions.AxisError
@@ -44,6 +44,8 @@ class Tensor:
         self.node, self.requires_grad = adopt(node)
         self.device = device
         self.grad: Optional[Tensor] = None
+        if node.depth >= _HELD_FROM_DEPTH:   # (deep pending work: bounded, see realize.bound_pending)
+            bound_pending(self)
 
     # ---- attributes ---------------------------------------------------------------------------
 

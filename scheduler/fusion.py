@@ -50,14 +50,33 @@ def fuse(outputs: list[Node], hoist_reductions: bool = False) -> list[KernelSpec
     position = {node: i for i, node in enumerate(order)}
     uses = consumers(order)
     hoistable = _read_broadcast(order, uses) if hoist_reductions else set()
-    roots = {node for node in outputs if node.op is not Op.BUFFER}
-    cuts = _cuts(order, roots)
-    roots.update(cuts)
+    outputs = [node for node in dict.fromkeys(outputs) if node.op is not Op.BUFFER]
+    cuts = _cuts(order, set(outputs), uses)
+    # A value computed into memory is loaded by every kernel that reads it, never also computed
+    # there: that would repeat its work, and the two computations may round apart (fma
+    # contraction, reassociation). Which values go to memory is only known once kernels are
+    # built (a reduction decides to load a broadcast operand), so where one was computed by an
+    # earlier kernel, the kernels are built again with it loaded everywhere.
+    loaded: list[Node] = []
+    while True:
+        specs, inlined, roots = _kernels(outputs, cuts + loaded, uses, hoistable)
+        again = sorted((node for node in inlined if node in roots), key=position.__getitem__)
+        if not again:
+            return sorted(specs.values(), key=lambda spec: position[spec.root])
+        loaded += again
+
+
+def _kernels(outputs: list[Node], cuts: list[Node], uses: dict[Node, int],
+             hoistable: set[Node]) -> tuple[dict[Node, KernelSpec], set[Node], set[Node]]:
+    """The kernels computing `outputs` and `cuts` and whatever they decide to read from memory;
+    with the nodes some kernel computed inside itself (not its root), and every root."""
+    roots = set(outputs) | set(cuts)
     # in the outputs' order, not the set's: a kernel built later sees the roots found before it
     # (and loads them instead of recomputing), so the order decides the kernels; a set of nodes
     # iterates by their addresses, which differ from run to run
-    pending = cuts + [node for node in dict.fromkeys(outputs) if node.op is not Op.BUFFER]
+    pending = cuts + outputs
     specs: dict[Node, KernelSpec] = {}
+    inlined: set[Node] = set()
     while pending:
         root = pending.pop()
         if root in specs or root.size == 0:
@@ -73,12 +92,13 @@ def fuse(outputs: list[Node], hoist_reductions: bool = False) -> list[KernelSpec
         specs[root] = spec = builder.build()
         # the kernel's loops run over its expression's shape: anything else leaves output unwritten
         assert spec.expr.shape == root.shape, f"kernel for {root} computes shape {spec.expr.shape}"
+        inlined |= builder.inlined
         roots.update(builder.new_roots)
         pending.extend(builder.new_roots)
-    return sorted(specs.values(), key=lambda spec: position[spec.root])
+    return specs, inlined, roots
 
 
-def _cuts(order: list[Node], roots: set[Node]) -> list[Node]:
+def _cuts(order: list[Node], roots: set[Node], uses: dict[Node, int]) -> list[Node]:
     """The nodes to compute into memory, beyond the roots, so that no kernel's expression has
     more than H.MAX_KERNEL_NODES nodes. A long chain (a loop of `y = y + 1` unrolled in Python,
     50,000 steps) becomes kernels of a bounded size -- and equal ones, compiled once -- instead
@@ -86,7 +106,10 @@ def _cuts(order: list[Node], roots: set[Node]) -> list[Node]:
     node's expression as a tree (each distinct source once): a shared sub-expression counted
     twice only cuts earlier. A reduction counts as one load for its readers (most are computed
     into memory; one inlined into its reader is bounded itself). Where a node is too big, its
-    biggest sources are cut first."""
+    biggest sources are cut first. An elementwise value with several consumers is computed into
+    memory once its expression passes H.SHARED_RECOMPUTE_MAX nodes: recomputed by each
+    consumer, and the consumers' consumers..., a loop's `y = y - y.mean() + 1` does work that
+    grows with the square of its steps."""
     seen_as: dict[Node, int] = {}   # what a node adds to the expression of a kernel that reads it
     cuts: list[Node] = []
     for node in order:
@@ -103,6 +126,9 @@ def _cuts(order: list[Node], roots: set[Node]) -> list[Node]:
             cuts.append(biggest)
             size -= seen_as[biggest] - 1
             seen_as[biggest] = 1
+        if size > H.SHARED_RECOMPUTE_MAX and uses.get(node, 0) > 1 and node.op in ELEMENTWISE and node not in roots:
+            cuts.append(node)
+            size = 1
         seen_as[node] = 1 if node in roots or node.op in OPAQUE or node.op in REDUCTION else size
     return cuts
 
@@ -152,6 +178,7 @@ class _KernelBuilder:
     inside: dict = field(default_factory=dict)
     computed: set = field(default_factory=set)      # reductions this kernel computes
     materialized: set = field(default_factory=set)  # reductions every read of which loads
+    inlined: set = field(default_factory=set)       # nodes (not the root) computed in this kernel
 
     def build(self) -> KernelSpec:
         """The kernel's expression. A reduction is computed here at every read or loaded at
@@ -160,10 +187,11 @@ class _KernelBuilder:
         build does both, it is built again with that reduction loaded everywhere."""
         self.inside = self._uses_inside()
         while True:
-            self.inputs, self.new_roots, self.memo, self.computed = [], [], {}, set()
+            self.inputs, self.new_roots, self.memo, self.computed, self.inlined = [], [], {}, set(), set()
             expr = self.visit(self.root, (), False, False, frozenset())
             both = self.computed & set(self.new_roots)
             if not both:
+                self.inlined.discard(self.root)
                 return KernelSpec(self.root, expr, tuple(self.inputs))
             self.materialized |= both
 
@@ -211,6 +239,7 @@ class _KernelBuilder:
             self.new_roots.append(node)
             return self.load(node, path)
         if node.op is Op.PAD:
+            self.inlined.add(node)
             valid_view = view_through(node.src[0].shape, path + (node,))
             gate = Node(Op.VALID, bool_, space, (), valid_view)
             value = yield (node.src[0], path + (node,), shared, in_reduce, frame)
@@ -225,6 +254,7 @@ class _KernelBuilder:
             if path and node is not self.root:  # its index space is data-dependent: no view fits
                 self.new_roots.append(node)
                 return self.load(node, path)
+            self.inlined.add(node)
             # x is evaluated at a data-dependent index: reductions inside it cannot be inlined
             source = yield (node.src[0], (), shared, True, None)
             index = yield (node.src[1], (), shared, in_reduce, None)
@@ -238,6 +268,7 @@ class _KernelBuilder:
                 self.new_roots.append(node)
                 return self.load(node, path)
             self.computed.add(node)
+            self.inlined.add(node)
             inner = frame | frozenset(node.arg) if frame is not None else None
             child = yield (node.src[0], (), shared, True, inner)
             return Node(node.op, node.dtype, node.shape, (child,), node.arg)
@@ -245,6 +276,7 @@ class _KernelBuilder:
         if in_reduce and node is not self.root and _recomputed_often(node, space):
             self.new_roots.append(node)
             return self.load(node, path)
+        self.inlined.add(node)
         shared = shared or (node is not self.root and self.uses.get(node, 0) > self.inside.get(node, 0))
         src = []
         for s in node.src:

@@ -67,6 +67,11 @@ CACHE_WRITE_MIN_LANES = 4
 # recomputing a few operations and loads 16 times or more.
 RECOMPUTE_BROADCAST_MAX = 16
 
+# An elementwise value read by several consumers is recomputed by each while its expression has
+# at most this many nodes (cheaper than a round trip through memory), else computed into memory
+# once: recomputing compounds along a chain of such values.
+SHARED_RECOMPUTE_MAX = 24
+
 # The most nodes a kernel's expression may have (counted as a tree): beyond it, fusion computes
 # part of it into memory first. LLVM's compile time grows with the square of a dependent chain's
 # length: 256 chained adds compiled in ~0.05 s here, 512 in ~0.25 s, 1000 in ~0.9 s, 3000 in ~5 s.
