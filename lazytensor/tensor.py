@@ -20,7 +20,7 @@ from .ir.graph import Node
 from .ir.ops import COMPARISON, Op
 from .ir.passes import const
 from .ir.rules import make
-from .realize import _HELD_FROM_DEPTH, bound_pending, realize, realized_value, values
+from .realize import _HELD_FROM_DEPTH, _REALIZED, bound_pending, realize, realized_value, values
 
 Scalar = Union[bool, int, float]
 AxisError = np.exceptions.AxisError
@@ -116,8 +116,9 @@ class Tensor:
         return self.shape[0]
 
     def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
+        if not self.shape:   # (raised by iter() itself, as numpy does: matplotlib tests iter(x))
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
 
     # ---- realization and conversion ---------------------------------------------------------
 
@@ -143,6 +144,11 @@ class Tensor:
         >>> lt.arange(3).numpy()
         array([0, 1, 2])
         """
+        node = self.node
+        if node.op in _VIEWS:
+            values = _read_view(node, self.device)
+            if values is not None:
+                return values
         return runtime(self.device).device.to_numpy(self._buffer())
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
@@ -184,7 +190,7 @@ class Tensor:
         """
         if self.size != 1:
             raise ValueError(f"item() needs a tensor with one element; this one has shape {self.shape}")
-        return self.numpy().reshape(()).item()
+        return self.numpy().item()
 
     def tolist(self) -> Any:
         """Nested Python lists of the values.
@@ -677,11 +683,101 @@ class Tensor:
         return self.reshape(-1)
 
     def __getitem__(self, index) -> "Tensor":
+        if type(index) is int or (type(index) is tuple and all(type(i) is int for i in index)):
+            return _elements(self, index)   # (reading elements is common: cheap, past the general rules)
         return movement.getitem(self, index)
 
     def __setitem__(self, index, value) -> None:
         """x[index] = value: lazy, like every other op (numpy's last-write-wins for repeats)."""
         movement.setitem(self, index, value)
+
+
+def _elements(x: Tensor, index) -> Tensor:
+    """x[i, j, ...] with Python ints (fewer than x.ndim: the rest are whole axes)."""
+    items = (index,) if type(index) is int else index
+    if len(items) > x.ndim:
+        raise IndexError(f"too many indices for tensor: tensor is {x.ndim}-dimensional, but {len(items)} were indexed")
+    if not items:
+        return x._new(x.node)
+    slices = []
+    for axis, i in enumerate(items):
+        size = x.shape[axis]
+        if not -size <= i < size:
+            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
+        i %= size
+        slices.append((i, i + 1, 1))
+    rest = x.shape[len(items):]
+    # (the nodes made directly, their shapes and dtype known: make's rule lookups cost ~1 us each)
+    node = Node(Op.SHRINK, x.dtype, (1,) * len(items) + rest, (x.node,), tuple(slices) + tuple([(0, n, 1) for n in rest]))
+    return Tensor(Node(Op.RESHAPE, x.dtype, rest, (node,), rest), x.device)
+
+
+# ---- reading views of realized memory -----------------------------------------------------------
+
+_VIEWS = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.SHRINK, Op.FLIP})
+
+
+def _read_view(node: Node, device: str) -> Optional[np.ndarray]:
+    """The values of `node`, movement ops over realized memory (an element, a row, a transpose
+    of a realized tensor), read from that memory: no kernel. numpy applies the same movement ops
+    to an array of the memory's layout; where the memory is not the host's, that array owns no
+    memory (none of the ops reads an element) and only the range the result spans is copied
+    over (a few bytes for an element). None where the ops are not one strided view of the memory
+    (a reshape of a transpose)."""
+    path = []
+    while node.op is not Op.BUFFER:
+        if node.op not in _VIEWS:
+            return None
+        path.append(node)
+        node = node.src[0]
+        if _REALIZED.data:
+            node = _REALIZED.get(node, node)
+    buffer, dtype = node.arg, node.dtype.np
+    device_ = runtime(device).device
+    host = getattr(device_, "host_memory", False)
+    view = layout = device_.to_numpy(buffer) if host else \
+        np.lib.stride_tricks.as_strided(np.empty(1, dtype), node.shape, _row_major_strides(node.shape, dtype.itemsize))
+    try:
+        for move in reversed(path):
+            view = _NUMPY_MOVE[move.op](view, move.arg)
+    except ValueError:   # (a reshape that needs a copy)
+        return None
+    if capture.RECORDING is not None:
+        capture.reading(buffer)
+    if host:
+        return view
+    if view.size == 0:
+        return np.empty(view.shape, dtype)
+    itemsize = dtype.itemsize
+    offset = (view.__array_interface__["data"][0] - layout.__array_interface__["data"][0]) // itemsize
+    lo = offset + sum([(n - 1) * st for n, st in zip(view.shape, view.strides) if st < 0]) // itemsize
+    hi = offset + sum([(n - 1) * st for n, st in zip(view.shape, view.strides) if st > 0]) // itemsize
+    memory = device_.read(buffer, lo, hi + 1 - lo)
+    values = np.ndarray(view.shape, dtype, memory, (offset - lo) * itemsize, view.strides)
+    values.flags.writeable = False
+    return values
+
+
+def _row_major_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _shrink(view: np.ndarray, slices) -> np.ndarray:
+    # (start, stop, step) as slice.indices gives them: a stop of -1 with a negative step is "to the front"
+    return view[tuple([slice(start, None if stop < 0 else stop, step) for start, stop, step in slices])]
+
+
+_NUMPY_MOVE = {
+    Op.RESHAPE: lambda view, shape: np.reshape(view, shape, copy=False),
+    Op.PERMUTE: np.transpose,
+    Op.EXPAND: np.broadcast_to,
+    Op.SHRINK: _shrink,
+    Op.FLIP: np.flip,
+}
 
 
 # ---- shapes ------------------------------------------------------------------------------------

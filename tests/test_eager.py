@@ -7,6 +7,7 @@ plans instead of compiling new, ever larger kernels.
 import sys
 
 import numpy as np
+import pytest
 
 import lazytensor as lt
 
@@ -99,3 +100,60 @@ def test_a_value_read_by_several_kernels_is_computed_once():
     before = launched()
     x.realize()
     assert launched() - before <= 2 * 6
+
+
+# ---- reading elements never compiles --------------------------------------------------------
+
+VIEWS = [
+    lambda t: t[2],
+    lambda t: t[-1, 0],
+    lambda t: t[1, 2, 3],
+    lambda t: t[::-1, 1:3, ::2],
+    lambda t: t[:, ::-2].T,
+    lambda t: t.transpose(2, 0, 1)[1],
+    lambda t: lt.flip(t, axis=1)[1:] if isinstance(t, lt.Tensor) else np.flip(t, 1)[1:],
+    lambda t: t[1].reshape(20),
+    lambda t: t[:, 1:2].reshape(3, 5),
+    lambda t: t[None, 2, :, None, 1:3],
+    lambda t: t[2:2],
+    lambda t: t[..., 0],
+]
+
+
+@pytest.mark.parametrize("view", range(len(VIEWS)))
+def test_reading_a_view_of_realized_memory_runs_no_kernel(device, view):
+    values = np.random.default_rng(view).standard_normal((3, 4, 5)).astype(np.float32)
+    x = lt.asarray(values, device=device).realize()
+    before = launched()
+    got = VIEWS[view](x).numpy()
+    np.testing.assert_array_equal(got, VIEWS[view](values))
+    assert launched() == before
+
+
+def test_expanded_and_flipped_views_read_in_place(device):
+    values = np.arange(6, dtype=np.int16).reshape(2, 3)
+    x = lt.asarray(values, device=device).realize()
+    before = launched()
+    np.testing.assert_array_equal(x[:1].broadcast_to((4, 3)).numpy(), np.broadcast_to(values[:1], (4, 3)))
+    np.testing.assert_array_equal(lt.flip(x).numpy(), values[::-1, ::-1])
+    assert launched() == before
+    np.testing.assert_array_equal(x.T.reshape(6).numpy(), values.T.reshape(6))   # (a copy: a kernel runs)
+
+
+def test_elements_items_lists_and_iteration_compile_nothing(device):
+    values = np.random.default_rng(5).standard_normal((5, 1, 1, 5, 3)) > 0
+    out = lt.asarray(values, device=device).realize()
+    before = launched(), lt.stats()["kernels_compiled"]
+    assert [bool(out[i]) for i in np.ndindex(*values.shape)] == [bool(values[i]) for i in np.ndindex(*values.shape)]
+    numbers = lt.asarray(np.arange(7.0), device=device).realize()
+    assert [float(v) for v in numbers] == list(np.arange(7.0))
+    assert numbers[3].item() == 3.0 and int(numbers[-1]) == 6 and numbers.tolist() == list(np.arange(7.0))
+    assert repr(numbers[2]).startswith("Tensor(2.")
+    assert (launched(), lt.stats()["kernels_compiled"]) == before
+
+
+def test_iterating_a_0d_tensor_raises_at_iter():
+    with pytest.raises(TypeError, match="0-d"):
+        iter(lt.asarray(1.0))
+    with pytest.raises(TypeError, match="0-d"):
+        iter(np.asarray(1.0))   # (numpy's behaviour, which this follows)

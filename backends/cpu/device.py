@@ -20,7 +20,7 @@ import numpy as np
 from ...ir.dtypes import DType
 from ...ir.loop import Kernel
 from ...ir.ops import Op
-from ...ir.rules import NUMPY_REFERENCE
+from ...ir.rules import NUMPY_REFERENCE, scatter_add_into
 from ..pool import MemoryPool
 from ..protocol import Buffer, Program
 from .compiler import LLVM_LOCK, host_target
@@ -35,6 +35,7 @@ _POOL_LOCK = threading.Lock()
 
 class CPUDevice:
     name = "cpu"
+    host_memory = True   # buffers are host memory: to_numpy is a view, not a copy
 
     def __init__(self) -> None:
         self.target = host_target()
@@ -70,6 +71,10 @@ class CPUDevice:
         view.flags.writeable = writeable  # read-only by default: lazy graphs may share the buffer
         return view
 
+    def read(self, buffer: Buffer, start: int, count: int) -> np.ndarray:
+        """Elements start..start+count-1 of the buffer's memory (row-major): a read-only view."""
+        return self.to_numpy(buffer).reshape(-1)[start:start + count]
+
     # ---- kernels --------------------------------------------------------------------------
 
     def load(self, binary: bytes, name: str) -> Program:
@@ -97,9 +102,15 @@ class CPUDevice:
             self._thread_pool().run(program, args, extent)
 
     def run_opaque(self, op: Op, arg: Any, inputs: list[Buffer], out: Buffer) -> None:
-        """Opaque ops on the cpu are numpy's own routines (stable sort, cumsum, searchsorted),
-        the same table the reference interpreter uses, run on the buffers in place."""
+        """Opaque ops on the cpu are numpy's own routines (stable sort, cumsum, searchsorted,
+        scatter-add), the same table the reference interpreter uses, run on the buffers in place
+        (a scatter-add adds into its zeroed output: no result array the size of the output)."""
         arrays = [_view(b) for b in inputs]
+        if op is Op.SCATTER_ADD:
+            target = _view(out)
+            target[...] = 0
+            scatter_add_into(target, arrays[0], arrays[1], arg[0])
+            return
         result = NUMPY_REFERENCE[op](arrays, arg, out.dtype)
         _view(out)[...] = result
 

@@ -148,6 +148,14 @@ class CUDADevice:
         out.flags.writeable = writeable
         return out
 
+    def read(self, buffer: Buffer, start: int, count: int) -> np.ndarray:
+        """Elements start..start+count-1 of the buffer's memory (row-major), copied to the host."""
+        out = np.empty(count, buffer.dtype.np)
+        self.current()
+        if count:
+            drv.memcpy_dtoh(out, buffer.address + start * buffer.dtype.itemsize)
+        return out
+
     # ---- kernels --------------------------------------------------------------------------
 
     def load(self, binary: bytes, name: str) -> Program:
@@ -190,7 +198,7 @@ class CUDADevice:
             pushed.release()
 
     def run_opaque(self, op: Op, arg: Any, inputs: list[Buffer], out: Buffer) -> None:
-        """Opaque ops (sort, cumulative sum, searchsorted) run on the host with numpy's routines."""
+        """Opaque ops (sort, cumulative sum, searchsorted, scatter-add) run on the host with numpy's routines."""
         result = NUMPY_REFERENCE[op]([self.to_numpy(b) for b in inputs], arg, out.dtype)
         result = np.ascontiguousarray(result, dtype=out.dtype.np)
         self.current()

@@ -93,6 +93,13 @@ class OpenCLDevice:
         out.flags.writeable = writeable
         return out
 
+    def read(self, buffer: Buffer, start: int, count: int) -> np.ndarray:
+        """Elements start..start+count-1 of the buffer's memory (row-major), copied to the host."""
+        out = np.empty(count, buffer.dtype.np)
+        if count:
+            cl.enqueue_copy(self.queue, out, buffer.handle, src_offset=start * buffer.dtype.itemsize)
+        return out
+
     # ---- kernels --------------------------------------------------------------------------
 
     def load(self, binary: bytes, name: str) -> Program:
@@ -113,7 +120,7 @@ class OpenCLDevice:
                               f"of buffers: {error}") from None
 
     def run_opaque(self, op: Op, arg: Any, inputs: list[Buffer], out: Buffer) -> None:
-        """Opaque ops (sort, cumulative sum, searchsorted) run on the host with numpy's routines:
+        """Opaque ops (sort, cumulative sum, searchsorted, scatter-add) run on the host with numpy's routines:
         the inputs are copied there and the result back."""
         result = NUMPY_REFERENCE[op]([self.to_numpy(b) for b in inputs], arg, out.dtype)
         result = np.ascontiguousarray(result, dtype=out.dtype.np)
