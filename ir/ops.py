@@ -91,6 +91,11 @@ class Op(Enum):
     ARGSORT = auto()        # arg: (axis, descending); stable; int64
     CUMSUM = auto()         # arg: (axis, include_initial); in the node's dtype
     SEARCHSORTED = auto()   # src: (sorted 1-D, values); arg: side ("left"/"right"); int64
+    # GATHER's transpose, a scatter-add into zeros; src: (index, values), arg: (axis, n). The
+    # result has values' shape with index's axes (from `axis` on) replaced by one axis of size n;
+    # result[..., j, ...] = sum of values[..., i..., ...] over the positions i where index is j.
+    # Indices mean what they mean to GATHER: negative ones count from the end, others are clamped
+    SCATTER_ADD = auto()
     # autograd's stop: the value of src[0], through which no gradient flows. optimize() removes
     # it (by then autograd is done), so kernels and backends never see it
     DETACH = auto()
@@ -127,7 +132,7 @@ INDEX = frozenset({Op.IDIV, Op.IMOD})
 # complex-out-fusable (matmul, conv) and opaque ops (sort, device copies) join with later issues.
 INJECTIVE = ELEMENTWISE | MOVEMENT | INDEXING
 COMPLEX_OUT_FUSABLE: frozenset[Op] = frozenset()
-OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED})
+OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED, Op.SCATTER_ADD})
 
 # Transcendental ops: costly enough that the scheduler counts them when estimating work.
 TRANSCENDENTAL = frozenset({

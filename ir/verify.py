@@ -7,7 +7,7 @@ from .rules import DTYPE_RULES, SHAPE_RULES
 
 _ARITY = {**{op: 0 for op in SOURCE}, **{op: 1 for op in UNARY | MOVEMENT | REDUCTION | GRAPH_ONLY},
           **{op: 2 for op in BINARY | INDEXING}, **{op: 3 for op in TERNARY},
-          **{op: 1 for op in OPAQUE - {Op.SEARCHSORTED}}, Op.SEARCHSORTED: 2}
+          **{op: 1 for op in OPAQUE - {Op.SEARCHSORTED, Op.SCATTER_ADD}}, Op.SEARCHSORTED: 2, Op.SCATTER_ADD: 2}
 
 
 class IRError(AssertionError):
@@ -26,6 +26,8 @@ def verify(roots: list[Node]) -> None:
         if node.op is Op.WHERE and not node.src[0].dtype.is_bool:
             raise IRError(f"{node}: the condition must be bool")
         if node.op is Op.GATHER and not node.src[1].dtype.is_integer:
+            raise IRError(f"{node}: the index must be an integer")
+        if node.op is Op.SCATTER_ADD and not node.src[0].dtype.is_integer:
             raise IRError(f"{node}: the index must be an integer")
         if node.op in BINARY and node.src[0].dtype is not node.src[1].dtype:
             raise IRError(f"{node}: operand dtypes differ ({node.src[0].dtype}, {node.src[1].dtype})")

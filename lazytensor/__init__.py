@@ -14,7 +14,7 @@ from .creation import (arange, asarray, empty, empty_like, eye, from_dlpack, ful
 from .devices import cache_clear, devices, stats, synchronize
 from .functions import *  # noqa: F401,F403  (lt.exp(x), lt.add(a, b), ...)
 from .functions import __all__ as _functions
-from .indexing import nonzero, take, take_along_axis
+from .indexing import index_add, nonzero, take, take_along_axis
 from .info import *  # noqa: F401,F403  (finfo, iinfo, result_type, can_cast, isdtype, ...)
 from .info import __all__ as _info
 from .manipulation import *  # noqa: F401,F403  (moveaxis, roll, tile, tensordot, ...)
@@ -43,6 +43,6 @@ __all__ = [
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye",
     "linspace", "from_dlpack", "linalg", "nn", "optim", "save", "load", "jit", "CaptureError",
-    "e", "pi", "inf", "nan", "newaxis", "take", "take_along_axis", "nonzero",
+    "e", "pi", "inf", "nan", "newaxis", "take", "take_along_axis", "nonzero", "index_add",
     *_functions, *_manipulation, *_info, *_sorting,
 ]

@@ -220,20 +220,6 @@ def _iota(n: int, axis: int, ndim: int) -> Node:
     return make(Op.RESHAPE, first, arg=tuple(n if a == axis else 1 for a in range(ndim)))
 
 
-def _scatter_add(g: Node, index: Node, n: int, axis: int, index_ndim: int) -> Node:
-    """out[..., j, ...] = sum of g[..., i..., ...] over the index positions i where index == j,
-    with g's `index_ndim` axes from `axis` on running over the index. A compare with an iota
-    and a sum: O(len(index) * n) work, fused into one reduction kernel."""
-    before, after = g.shape[:axis], g.shape[axis + index_ndim:]
-    spread = before + index.shape + (n,) + after            # the new axis j sits after the index axes
-    j_axis = axis + index_ndim
-    g_spread = _expand_to(make(Op.RESHAPE, g, arg=before + index.shape + (1,) + after), spread)
-    index = make(Op.RESHAPE, index, arg=(1,) * len(before) + index.shape + (1,) * (1 + len(after)))
-    hit = make(Op.CMPEQ, _expand_to(index, spread), _expand_to(_iota(n, j_axis, len(spread)), spread))
-    summed = make(Op.SUM, _where(hit, g_spread, _c(0, g_spread)), arg=tuple(range(axis, j_axis)))
-    return make(Op.RESHAPE, summed, arg=before + (n,) + after)
-
-
 # ---- the rules: (gradient of the output, the output node) -> gradient of each source ----------
 # A rule returns None for a source that takes no gradient (a condition, an index, an integer).
 
@@ -374,14 +360,21 @@ def _pad(g: Node, out: Node) -> Grads:
 
 
 def _gather(g: Node, out: Node) -> Grads:
+    # each picked element's gradient goes back where it was picked from, summed over repeats: a
+    # scatter-add (O(len(index)) work), whose indices mean what the gather's did (wrapped, clamped)
     x, index = out.src
     n = x.shape[out.arg]
     if n == 0 or g.size == 0:
         return _c(0, x), None
-    # the forward wraps negative indices once and clamps the rest; the scatter must agree
-    wrapped = _where(make(Op.CMPLT, index, _c(0, index)), _add(index, _c(n, index)), index)
-    clamped = make(Op.MIN, make(Op.MAX, wrapped, _c(0, index)), _c(n - 1, index))
-    return _scatter_add(g, make(Op.CAST, clamped, arg=_INT64), n, out.arg, len(index.shape)), None
+    return make(Op.SCATTER_ADD, index, g, arg=(out.arg, n)), None
+
+
+def _scatter_add_rule(g: Node, out: Node) -> Grads:
+    # the transpose of a gather is a gather: each value's gradient is read where it was added
+    index, values = out.src
+    if values.size == 0 or g.size == 0:
+        return None, _c(0, values)
+    return None, make(Op.GATHER, g, index, arg=out.arg[0])
 
 
 def _sort(g: Node, out: Node) -> Grads:
@@ -467,6 +460,7 @@ GRADIENT_RULES: dict[Op, Optional[Rule]] = {
     Op.PAD: _pad,
     Op.FLIP: lambda g, out: (make(Op.FLIP, g, arg=out.arg),),
     Op.GATHER: _gather,
+    Op.SCATTER_ADD: _scatter_add_rule,
     Op.SORT: _sort,
     Op.CUMSUM: _cumsum,
     # no gradient flows: bool or integer results, and the stop itself

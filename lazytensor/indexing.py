@@ -1,10 +1,12 @@
-"""Data-dependent indexing: gather (`take`, integer-array and boolean-mask reads), `nonzero`,
-and writes (`x[index] = value`).
+"""Data-dependent indexing: gather (`take`, numpy's advanced indexing `x[i, j]`), `nonzero`,
+writes (`x[index] = value`) and the unbuffered accumulate `index_add`.
 
 A gather stays lazy and fuses: `take(exp(x), idx)` is one kernel that computes exp only at the
-picked elements. Out-of-range indices are clamped (a kernel cannot raise), and negative ones
-count from the end. Operations whose result shape depends on values (`nonzero`, boolean masks)
-realize their input first, as their docstrings say.
+picked elements. In `x[...]` and `index_add`, indices given as lists or numpy arrays are checked
+where the index is written (IndexError, as numpy); the values of a lazy tensor index are not known there, so a kernel
+wraps negative ones once (they count from the end) and clamps the rest into range. Operations
+whose result shape depends on values (`nonzero`, boolean masks) realize their input first, as
+their docstrings say.
 """
 from __future__ import annotations
 
@@ -13,9 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from .ir.dtypes import int64
+from .ir.graph import Node
 from .ir.ops import Op
+from .ir.passes import const
 from .ir.rules import make
-from .tensor import Tensor, as_tensor, broadcast_shapes, normalize_axes, where
+from .tensor import Tensor, as_tensor, broadcast_node, broadcast_shapes, normalize_axes, where
 
 
 
@@ -104,18 +109,231 @@ def nonzero(x: Any) -> tuple[Tensor, ...]:
     return tuple(asarray(i.astype(np.int64), device=x.device) for i in np.nonzero(x.numpy()))
 
 
-def boolean_mask(x: Tensor, mask: Any, at: int) -> Tensor:
-    """x[..., mask, ...] with `mask` covering axes at..at+mask.ndim: realizes the mask."""
-    if isinstance(mask, Tensor) and mask.device != x.device:
-        raise ValueError(f"indexing: the boolean mask is on {mask.device} but the tensor is on {x.device}")
-    mask_values = np.asarray(mask.numpy() if isinstance(mask, Tensor) else mask, dtype=bool)
-    covered = x.shape[at:at + mask_values.ndim]
-    if covered != mask_values.shape:
-        raise IndexError(f"boolean index of shape {mask_values.shape} does not match the indexed axes "
-                         f"{covered} of shape {x.shape}")
-    # the covered axes as one (its size spelled out: -1 is ambiguous where another axis is 0)
-    flat = x.reshape(x.shape[:at] + (mask_values.size,) + x.shape[at + mask_values.ndim:]) if mask_values.ndim != 1 else x
-    return take(flat, np.flatnonzero(mask_values).astype(np.int64), axis=at)
+# ---- numpy's advanced indexing -------------------------------------------------------------------
+# x[items]: integer arrays (and boolean masks, each k-d mask standing for the k integer arrays of
+# its nonzero positions) broadcast together to one shape B; the axes they index are replaced by
+# B's axes in the result -- where the first advanced index stood when the advanced indices are
+# adjacent, else first. With arrays present, integers count as advanced indices too (they pick
+# their element, and a slice or None between them and an array moves B's axes first). It is
+# computed as the basic part (a view), then one gather along the indexed axes merged into one,
+# at a flat index computed from the broadcast arrays (on the host where they are host data).
+
+class _Array:
+    """An advanced index over one axis of the basic result: host values or a lazy tensor."""
+    def __init__(self, values: Any, at: int, n: int, axis: int):
+        self.values, self.at, self.n, self.axis = values, at, n, axis   # at: its axis in the basic result
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.values.shape)
+
+
+def advanced_index(x: Tensor, items: tuple) -> Tensor:
+    """x[items] for an index with at least one integer array or boolean mask (numpy's rules)."""
+    items = tuple(_host_integer(item) for item in items)
+    if not any(_is_advanced(item) for item in items):
+        from .movement import _apply_basic, basic_index
+        return _apply_basic(x, *basic_index(x, items))
+    # adjacent: nothing but advanced indices between the first and the last (an Ellipsis that
+    # stands for no axis still separates them, as in numpy)
+    advanced_at = [p for p, item in enumerate(items) if _is_advanced(item) or _is_integer(item)]
+    adjacent = advanced_at == list(range(advanced_at[0], advanced_at[-1] + 1))
+    items = _expand(items, x.ndim)
+    basic: list = []          # the basic part: slices and Nones; an integer that applies as one
+    arrays: list[_Array] = []
+    axis = 0   # of x
+    r_axis = 0   # of the basic part's result
+    for item in items:
+        if item is None:
+            basic.append(None)
+            r_axis += 1
+        elif isinstance(item, slice):
+            basic.append(item)
+            r_axis, axis = r_axis + 1, axis + 1
+        elif not _is_advanced(item):   # an integer: applied by the basic part, advanced for placement
+            basic.append(item)
+            axis += 1
+        elif _is_mask(item):
+            mask = _mask_values(item, x)
+            if mask.ndim == 0:   # adds an axis of length 1, indexed by [0] when True, [] when False
+                basic.append(None)
+                arrays.append(_Array(np.zeros(int(mask), np.int64), r_axis, 1, -1))
+                r_axis += 1
+            else:
+                covered = x.shape[axis:axis + mask.ndim]
+                if covered != mask.shape:
+                    raise IndexError(f"boolean index of shape {mask.shape} does not match the indexed axes "
+                                     f"{covered} (axes {axis}..{axis + mask.ndim - 1} of shape {x.shape}); "
+                                     "a mask covers the axes it indexes exactly")
+                for positions in np.nonzero(mask):
+                    basic.append(slice(None))
+                    arrays.append(_Array(positions.astype(np.int64), r_axis, x.shape[axis], axis))
+                    r_axis, axis = r_axis + 1, axis + 1
+        else:
+            basic.append(slice(None))
+            arrays.append(_Array(_integer_array(item, x), r_axis, x.shape[axis], axis))
+            r_axis, axis = r_axis + 1, axis + 1
+    from .movement import _apply_basic, basic_index, permute, reshape
+    result = _apply_basic(x, *basic_index(x, tuple(basic)))
+    try:
+        shape = broadcast_shapes(*[a.shape for a in arrays])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(str(a.shape) for a in arrays) + "; give the integer arrays (and the "
+                         "masks' numbers of True values) shapes that broadcast, as numpy does") from None
+    for a in arrays:
+        _check_bounds(a, shape)
+    at = arrays[0].at if adjacent else 0
+    if not adjacent:   # the indexed axes first, in order
+        moved = [a.at for a in arrays]
+        result = permute(result, moved + [r for r in range(result.ndim) if r not in moved])
+    k = len(arrays)
+    if k == 1:
+        (only,) = arrays
+        index = only.values if isinstance(only.values, Tensor) else _device_index(only.values, x)
+        return take(result, index, axis=at)
+    sizes = result.shape[at:at + k]
+    merged = reshape(result, result.shape[:at] + (math.prod(sizes),) + result.shape[at + k:])
+    return take(merged, _flat_index(arrays, sizes, shape, x), axis=at)
+
+
+def _flat_index(arrays: list[_Array], sizes: tuple[int, ...], shape: tuple[int, ...], x: Tensor) -> Any:
+    """The position in the merged axes (row-major over `sizes`) that each element of the broadcast
+    index picks: computed with numpy where every array is host data, else lazily, each lazy
+    index wrapped and clamped within its own axis first (as a gather does along one)."""
+    strides = [math.prod(sizes[i + 1:]) for i in range(len(sizes))]
+    if not any(isinstance(a.values, Tensor) for a in arrays):
+        flat = np.zeros(shape, np.int64)
+        for a, stride in zip(arrays, strides):
+            if a.n:
+                flat += (a.values.astype(np.int64) % a.n) * stride
+        return _device_index(flat, x)
+    flat = None
+    for a, stride in zip(arrays, strides):
+        if isinstance(a.values, Tensor):   # (graph nodes built directly: no promotion rules to apply)
+            i = a.values.node if a.values.dtype is int64 else make(Op.CAST, a.values.node, arg=int64)
+            wrapped = make(Op.WHERE, make(Op.CMPLT, i, _const(0, i)), make(Op.ADD, i, _const(a.n, i)), i)
+            i = make(Op.MIN, make(Op.MAX, wrapped, _const(0, i)), _const(max(a.n - 1, 0), i))
+        else:
+            i = _device_index(a.values.astype(np.int64) % max(a.n, 1), x).node
+        term = make(Op.MUL, i, _const(stride, i)) if stride != 1 else i
+        term = broadcast_node(term, shape)
+        flat = term if flat is None else make(Op.ADD, flat, term)
+    return x._new(flat)
+
+
+def _const(value: int, like: Node) -> Node:
+    return const(value, like.dtype, like.shape)
+
+
+def _device_index(values: np.ndarray, x: Tensor) -> Tensor:
+    from .creation import asarray
+    return asarray(values, device=x.device)
+
+
+def _check_bounds(a: _Array, shape: tuple[int, ...]) -> None:
+    """numpy's IndexError for host indices out of range. A lazy index is clamped (its values are
+    not known before it runs); so is one that indexes an empty axis, where it must be empty."""
+    if isinstance(a.values, Tensor):
+        # (numpy reads a 0-d index as an integer, checked whatever the other arrays' shapes)
+        if a.n == 0 and (math.prod(shape) or a.values.ndim == 0):
+            raise IndexError(f"index is out of bounds for axis {a.axis} with size 0 (an index of shape "
+                             f"{shape} into an empty axis); index an empty axis with an empty index only")
+        return
+    values = a.values
+    if values.size and math.prod(shape):
+        _raise_out_of_bounds(values, a.n, a.axis, "")
+
+
+def _raise_out_of_bounds(values: np.ndarray, n: int, axis: int, what: str) -> None:
+    """IndexError naming the first index out of [-n, n) (numpy's message), if any."""
+    if values.min() < -n or values.max() >= n:
+        bad = values[(values < -n) | (values >= n)].flat[0]
+        raise IndexError(f"{what}index {int(bad)} is out of bounds for axis {axis} with size {n}; "
+                         f"indices lie in [-{n}, {n})")
+
+
+def _host_integer(item: Any) -> Any:
+    """A 0-d integer numpy array as the integer it holds (numpy treats it as one)."""
+    if isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu":
+        return int(item)
+    return item
+
+
+def _is_integer(item: Any) -> bool:
+    return hasattr(item, "__index__") and not isinstance(item, (bool, np.bool_))
+
+
+def _is_advanced(item: Any) -> bool:
+    return isinstance(item, (Tensor, np.ndarray, list, tuple, bool, np.bool_))
+
+
+def _is_mask(item: Any) -> bool:
+    if isinstance(item, Tensor):
+        return item.dtype.is_bool
+    if isinstance(item, (bool, np.bool_)):
+        return True
+    return _host_array(item).dtype == np.bool_
+
+
+def _host_array(item: Any) -> np.ndarray:
+    if isinstance(item, (list, tuple)) and np.size(item) == 0:
+        return np.zeros(np.shape(item), np.int64)   # numpy reads an empty list ([], [[]]) as integers
+    try:
+        return np.asarray(item)
+    except ValueError:   # (ragged)
+        raise IndexError(f"an index list must be rectangular (one shape), not {item!r}") from None
+
+
+def _mask_values(item: Any, x: Tensor) -> np.ndarray:
+    if isinstance(item, Tensor):
+        if item.device != x.device:
+            raise ValueError(f"indexing: the boolean mask is on {item.device} but the tensor is on {x.device}; "
+                             "move it with .to(device)")
+        return item.numpy()   # (its positions decide the result's shape: the mask is realized)
+    return np.asarray(item, dtype=bool)
+
+
+def _integer_array(item: Any, x: Tensor) -> Any:
+    """An integer array index as a lazy tensor (a Tensor) or host values (anything else)."""
+    if isinstance(item, Tensor):
+        if not item.dtype.is_integer:
+            raise IndexError(f"arrays used as indices must hold integers (or booleans), not {item.dtype.name}; "
+                             "convert the index with .astype(lt.int64)")
+        if item.device != x.device:
+            raise ValueError(f"indexing: the index is on {item.device} but the tensor is on {x.device}; "
+                             "move it with .to(device)")
+        return item
+    values = _host_array(item)
+    if values.dtype.kind not in "iu":
+        raise IndexError(f"arrays used as indices must hold integers (or booleans), not {values.dtype}; "
+                         "convert the index with .astype(int)")
+    return values
+
+
+def _expand(items: tuple, ndim: int) -> tuple:
+    """The index with its Ellipsis (or the missing trailing axes) spelled out as full slices."""
+    def covers(item: Any) -> int:
+        if item is None or item is Ellipsis:
+            return 0
+        if _is_advanced(item) and _is_mask(item):
+            return item.ndim if isinstance(item, Tensor) else _host_array(item).ndim
+        return 1
+    used = sum(covers(item) for item in items)
+    if used > ndim:
+        raise IndexError(f"too many indices for tensor: tensor is {ndim}-dimensional, but {used} were indexed")
+    ellipses = [p for p, item in enumerate(items) if item is Ellipsis]   # (`in` would compare arrays)
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    for item in items:
+        if not (item is None or item is Ellipsis or isinstance(item, slice) or _is_advanced(item)
+                or hasattr(item, "__index__")):
+            raise IndexError(f"only integers, slices (:), ellipsis (...), None, integer arrays and "
+                             f"boolean arrays are valid indices, not {item!r}")
+    if ellipses:
+        at = ellipses[0]
+        return items[:at] + (slice(None),) * (ndim - used) + items[at + 1:]
+    return items + (slice(None),) * (ndim - used)
 
 
 def assign(x: Tensor, index: Any, value: Any) -> None:
@@ -131,6 +349,51 @@ def assign(x: Tensor, index: Any, value: Any) -> None:
         return
     written, source = _scatter_map(target, x.size)
     x._set_node(where(written.reshape(x.shape), take(value.reshape(-1), source.reshape(x.shape), axis=None), x).node)
+
+
+def index_add(x: Any, index: Any, values: Any, axis: int = 0) -> Tensor:
+    """A new tensor: `x` with `values` added at the integer `index` along `axis`, every repeat of
+    an index adding again (unbuffered: numpy's np.add.at, PyTorch's index_add). `x[index] += v`
+    is numpy's buffered read-add-write instead: a repeated index adds once, the last repeat's
+    value. `values` has (or broadcasts to) the shape of `lt.take(x, index, axis)`:
+    x.shape[:axis] + index.shape + x.shape[axis + 1:], and is cast to x's dtype. Several index
+    arrays at once go through one flat index: index_add(x.reshape(-1), i * x.shape[1] + j, v).
+    A list or numpy index out of range raises IndexError; a lazy tensor's indices are clamped into
+    range, negative ones counting from the end, as in a gather (its transpose). The gradient of
+    x[idx] (a gather) is this scatter-add into zeros, and the gradient of `values` a gather.
+
+    >>> lt.index_add(lt.zeros(4), [0, 2, 0], lt.asarray([1.0, 2.0, 3.0])).tolist()
+    [4.0, 0.0, 2.0, 0.0]
+    >>> lt.index_add(lt.zeros((2, 3), dtype=lt.int32), lt.asarray([1, 1]), 1, axis=1).tolist()
+    [[0, 2, 0], [0, 2, 0]]
+    """
+    x = as_tensor(x)
+    (axis,) = normalize_axes(axis, x.ndim)
+    n = x.shape[axis]
+    if isinstance(index, Tensor):
+        index = _integer_array(index, x)
+    else:
+        host = _integer_array(index, x)
+        if host.size:
+            _raise_out_of_bounds(host, n, axis, "index_add: ")
+        index = _device_index(host, x)
+    shape = x.shape[:axis] + index.shape + x.shape[axis + 1:]
+    if isinstance(values, Tensor):
+        if values.device != x.device:
+            raise ValueError(f"index_add: the values are on {values.device} but x is on {x.device}; "
+                             "move them with .to(device)")
+        values = values.astype(x.dtype)
+    else:
+        from .creation import asarray
+        values = asarray(np.asarray(values).astype(x.dtype.np), device=x.device)
+    try:
+        values = values.broadcast_to(shape)
+    except ValueError:
+        raise ValueError(f"index_add: values of shape {values.shape} do not broadcast to {shape}, the shape of "
+                         f"lt.take(x, index, axis={axis}) for x of shape {x.shape} and index of shape "
+                         f"{index.shape}") from None
+    added = x._new(make(Op.SCATTER_ADD, index.node, values.node, arg=(axis, n)))
+    return (x + added).astype(x.dtype)
 
 
 def _positions(x: Tensor) -> Tensor:
@@ -150,4 +413,4 @@ def _scatter_map(target: Tensor, size: int) -> tuple[Tensor, Tensor]:
     return asarray(written, device=target.device), asarray(source, device=target.device)
 
 
-__all__ = ["take", "take_along_axis", "nonzero"]
+__all__ = ["take", "take_along_axis", "nonzero", "index_add"]

@@ -133,63 +133,23 @@ def pad(x: Tensor, pad_width: Any, value: Any = 0) -> Tensor:
 
 
 def _is_array_index(item: Any) -> bool:
-    return isinstance(item, (Tensor, np.ndarray, list)) or isinstance(item, (bool, np.bool_))
-
-
-def _is_bool_index(item: Any) -> bool:
-    if isinstance(item, Tensor):
-        return item.dtype.is_bool
-    return np.asarray(item).dtype == np.bool_
+    return isinstance(item, (Tensor, np.ndarray, list, tuple)) or isinstance(item, (bool, np.bool_))
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
-    """numpy indexing: ints (negative too), slices with steps, None, Ellipsis (all views), and one
-    integer array (a lazy gather) or boolean mask (realizes the mask) per index."""
+    """numpy indexing: ints (negative too), slices with steps, None, Ellipsis (all views), and
+    numpy's advanced indexing: integer arrays broadcast together and boolean masks (which realize
+    the mask), mixed with the rest (see lazytensor/indexing.py)."""
     items = index if isinstance(index, tuple) else (index,)
-    advanced = [p for p, item in enumerate(items) if _is_array_index(item)]
-    if len(advanced) > 1:
-        raise IndexError("more than one integer-array or boolean index in one indexing is not supported "
-                         "yet; index in two steps")
-    if not advanced:
+    if not any(_is_array_index(item) for item in items):
         slices, final_shape = basic_index(x, items)
         return _apply_basic(x, slices, final_shape)
-    (p,) = advanced
-    item = items[p]
-    is_mask = _is_bool_index(item)
-    if isinstance(item, (bool, np.bool_)):   # (a 0-d boolean tensor or array works: x[lt.asarray(True)])
-        raise IndexError("a Python bool as an index is not supported; use a boolean tensor instead")
-    covers = (item.ndim if isinstance(item, Tensor) else np.ndim(item)) if is_mask else 1
-    # expand the Ellipsis once, with the axes the advanced index covers marked. Its result axes go
-    # where the marks are, after the slices and Nones before them; but, as in numpy, integers
-    # count as advanced indices too, and when a slice or None separates them the axes go first.
-    # A 0-d mask (a 0-d boolean tensor or array) covers no axis: it adds one, of length 1 or 0 (numpy's
-    # rule), so it is a new axis of 1 (a None) masked by the same value as a 1-d mask [value].
-    marks = (_ADVANCED,) * covers if covers else (_NEW_AXIS,)
-    expanded = _expand_ellipsis(items[:p] + marks + items[p + 1:], x.ndim)
-    group = [i for i, it in enumerate(expanded) if it is not None and not isinstance(it, slice)]
-    first = expanded.index(marks[0])
-    at = sum(1 for it in expanded[:first] if it is None or isinstance(it, slice))
-    basic = tuple(slice(None) if it is _ADVANCED else None if it is _NEW_AXIS else it for it in expanded)
-    result = _apply_basic(x, *basic_index(x, basic))
-    from .indexing import _index_tensor, boolean_mask, take
-    if is_mask:
-        mask = item if covers else item.reshape(1) if isinstance(item, Tensor) else np.reshape(item, 1)
-        picked, new_axes = boolean_mask(result, mask, at), 1
-    else:
-        index = _index_tensor(item, x, "indexing")
-        picked, new_axes = take(result, index, axis=at), index.ndim
-    if group == list(range(group[0], group[-1] + 1)) or at == 0:
-        return picked
-    moved = list(range(at, at + new_axes))
-    return permute(picked, moved + [a for a in range(picked.ndim) if a not in moved])
-
-
-_ADVANCED = object()  # stands for an axis an array index covers while the basic part is expanded
-_NEW_AXIS = object()  # stands for the axis a 0-d boolean index adds (it covers none of x's)
+    from .indexing import advanced_index
+    return advanced_index(x, items)
 
 
 def _expand_ellipsis(items: tuple, ndim: int) -> tuple:
-    used = sum(1 for item in items if item is not None and item is not Ellipsis and item is not _NEW_AXIS)
+    used = sum(1 for item in items if item is not None and item is not Ellipsis)
     if used > ndim:
         raise IndexError(f"too many indices for tensor: tensor is {ndim}-dimensional, but {used} were indexed")
     if sum(item is Ellipsis for item in items) > 1:

@@ -658,6 +658,13 @@ def propose_indexing(p: Proposer) -> Optional[Step]:
         items = list(random_basic_index(p, shape[:axis] + shape[axis + 1:]))
         items = [i for i in items if i is not Ellipsis and i is not None][:ndim - 1]
         at = min(axis, len(items))
+        others = [q for q, item in enumerate(items) if not isinstance(item, slice) or p.chance(0.5)]
+        if others and p.chance(0.35):   # a second integer array, broadcast against the first (numpy's rules)
+            q = p.choice(others)
+            n = shape[q if q < at else q + 1]
+            first = p.ns[variable].shape if variable else index.shape
+            second = tuple(1 if p.chance(0.3) else m for m in first[int(p.rng.integers(0, len(first) + 1)):])
+            items[q] = p.rng.integers(-n, n, size=second).astype(np.int64) if n else np.zeros(second, np.int64)
         src = ", ".join([lit(i) for i in items[:at]] + [index_src] + [lit(i) for i in items[at:]])
         return p.expr(kind, f"{x}[{src}]", f"{x}[{src}]", args)
     if kind == "take":
@@ -702,9 +709,16 @@ def propose_write(p: Proposer) -> Optional[Step]:
     r = p.rng.random()
     if r < 0.5 or ndim == 0:
         items = random_basic_index(p, shape, for_write=True)
-    elif r < 0.8:
+    elif r < 0.7 or ndim < 2:
         axis = int(p.rng.integers(0, ndim))
         items = (slice(None),) * axis + (random_int_index(p, shape[axis]),)
+    elif r < 0.8:   # two integer arrays, broadcast together (repeated positions: the last write wins)
+        first = random_int_index(p, shape[0])
+        last = p.chance(0.5)   # the second indexes the last axis (after an Ellipsis) or axis 1
+        n = shape[-1] if last else shape[1]
+        size = first.shape[-1:] if p.chance(0.7) else (1,)
+        second = p.rng.integers(-n, n, size=size).astype(np.int64) if n else np.zeros(size, np.int64)
+        items = (first, Ellipsis, second) if last else (first, second)
     else:
         covers = int(p.rng.integers(1, ndim + 1))
         items = (p.rng.random(shape[:covers]) < 0.5,)

@@ -285,6 +285,16 @@ case(Op.GATHER, "take_along_axis-first-broadcast", lambda x: lt.take_along_axis(
      normal(3, 3))
 case(Op.GATHER, "integer-array-index", lambda x: x[on(x, [2, 0, 2, -1])], normal(3, 2))
 case(Op.GATHER, "boolean-mask", lambda x: x[:, on(x, [True, False, True, True])], normal(2, 4))
+case(Op.GATHER, "two-arrays-broadcast-repeated", lambda x: x[on(x, [[0], [2], [0]]), on(x, [1, -1, 1])], normal(3, 4))
+case(Op.GATHER, "arrays-separated-by-a-slice", lambda x: x[[1, 0, 1], :, [2, 2, 0]], normal(2, 3, 4))
+case(Op.GATHER, "lazy-arrays-out-of-range-clamp", lambda x: x[on(x, [5, -1]), on(x, [0, -9])], normal(3, 4))
+case(Op.GATHER, "mask-and-array", lambda x: x[on(x, [True, False, True]), 1:, [0, 2]], normal(3, 3, 3))
+case(Op.SCATTER_ADD, "index_add-repeated", lambda x, v: lt.index_add(x, on(x, [2, 0, 2, 2]), v), normal(3, 2),
+     normal(4, 2))
+case(Op.SCATTER_ADD, "index_add-axis-2d-index", lambda x, v: lt.index_add(x, on(x, [[1, -1], [1, 0]]), v, axis=1),
+     normal(2, 3), normal(2, 2, 2))
+case(Op.SCATTER_ADD, "index_add-broadcast-values", lambda v: lt.index_add(lt.zeros((4, 3), dtype=lt.float64),
+                                                                             [3, 3, 1], v), normal(3))
 case(Op.SORT, "last-axis", lt.sort, distinct(3, 4))
 case(Op.SORT, "first-axis-descending", lambda x: lt.sort(x, axis=0, descending=True), distinct(4, 3))
 case(Op.SORT, "1d", lt.sort, distinct(6))

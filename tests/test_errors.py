@@ -204,19 +204,25 @@ def test_index_into_0d(device):
         pending((), device=device)[0]
 
 
-UNSUPPORTED_INDICES = {
-    "bool": lambda x: True,
-    "numpy-bool": lambda x: np.True_,
-    "two-arrays": lambda x: (np.array([0, 1]), np.array([1, 0])),
-    "array-and-mask": lambda x: (np.array([0, 1]), np.ones(5, bool)),
+ADVANCED_INDEX_ERRORS = {   # numpy's IndexError for each, raised where the index is written
+    "arrays-do-not-broadcast": (lambda x: (np.array([0, 1]), np.array([1, 0, 2])), "could not be broadcast"),
+    "array-and-mask-do-not-broadcast": (lambda x: (np.array([0, 1]), np.ones(5, bool)), "could not be broadcast"),
+    "host-array-out-of-range": (lambda x: (np.array([0, 1]), np.array([1, 5])), "index 5 is out of bounds"),
+    "list-negative-out-of-range": (lambda x: [0, -4], "index -4 is out of bounds"),
+    "float-array": (lambda x: (0, np.array([0.5])), "integers (or booleans)"),
 }
 
 
-@pytest.mark.parametrize("kind", list(UNSUPPORTED_INDICES))
-def test_unsupported_advanced_indices_raise_at_the_call(device, kind):
+@pytest.mark.parametrize("kind", list(ADVANCED_INDEX_ERRORS))
+def test_advanced_index_errors_raise_at_the_call(device, kind):
+    index, fragment = ADVANCED_INDEX_ERRORS[kind]
+    with pytest.raises(IndexError):
+        np.ones((3, 5))[index(None)]
     x = pending((3, 5), device=device)
-    with raises_at_call(IndexError, "not supported"):
-        x[UNSUPPORTED_INDICES[kind](x)]
+    with raises_at_call(IndexError, fragment):
+        x[index(x)]
+    with raises_at_call(IndexError, fragment):
+        x[index(x)] = 1
 
 
 def test_float_and_mismatched_array_indices(device):

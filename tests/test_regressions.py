@@ -389,9 +389,9 @@ def test_zero_d_boolean_index(device, shape, form, value):
 
 
 @pytest.mark.parametrize("scalar", [True, np.False_], ids=repr)
-def test_a_python_bool_index_is_still_refused(device, scalar):
-    with pytest.raises(IndexError, match="Python bool"):   # (README: not supported yet)
-        lt.zeros(3, device=device)[scalar]
+def test_a_python_bool_index_is_a_zero_d_mask(device, scalar):
+    a = np.arange(3)
+    assert_close(lt.asarray(a, device=device)[scalar], a[scalar])   # (issue 18: it was refused)
 
 
 def test_zero_d_mask_issue_example(device):
