@@ -9,7 +9,7 @@
   and its gradient (a scatter-add of 4,096 values).
 
 numpy computes the gradients by hand (`np.add.at` into zeros); torch (when installed) with its
-autograd. The libraries take turns (see bench_core.compare); the table gives the median time of
+autograd, on the GPU when --device is a CUDA one and torch sees a GPU. The libraries take turns (see bench_core.compare); the table gives the median time of
 one forward + backward and the ratio to torch. Each library's gradient is checked against numpy's.
 """
 from __future__ import annotations
@@ -30,6 +30,25 @@ except ImportError:
 
 VOCAB, WIDTH, TOKENS = 50_000, 256, 4_096
 ROWS, CLASSES = 4_096, 1_000
+
+
+def torch_device(device: str) -> str:
+    return "cuda" if device.startswith("cuda") and torch is not None and torch.cuda.is_available() else "cpu"
+
+
+def synced(step: Callable, device: str) -> Callable:
+    """`step`, waiting for the device's queued work before it returns (GPU launches are async)."""
+    if device == "cpu":
+        return step
+
+    def run():
+        result = step()
+        if isinstance(result, lt.Tensor):
+            lt.synchronize(device)
+        elif torch is not None and isinstance(result, torch.Tensor) and result.is_cuda:
+            torch.cuda.synchronize()
+        return result
+    return run
 
 
 def embedding(rng: np.random.Generator, device: str) -> dict[str, Callable[[], np.ndarray]]:
@@ -53,8 +72,9 @@ def embedding(rng: np.random.Generator, device: str) -> dict[str, Callable[[], n
 
     steps = {"numpy (np.add.at)": numpy_step, f"lazytensor ({device})": lt_step}
     if torch is not None:
-        t_table = torch.from_numpy(table.copy()).requires_grad_()
-        t_idx, t_weights = torch.from_numpy(idx), torch.from_numpy(weights)
+        on = torch_device(device)
+        t_table = torch.from_numpy(table.copy()).to(on).requires_grad_()
+        t_idx, t_weights = torch.from_numpy(idx).to(on), torch.from_numpy(weights).to(on)
 
         def torch_step() -> torch.Tensor:
             t_table.grad = None
@@ -65,8 +85,8 @@ def embedding(rng: np.random.Generator, device: str) -> dict[str, Callable[[], n
             t_table.grad = None
             (torch.nn.functional.embedding(t_idx, t_table) * t_weights).sum().backward()
             return t_table.grad
-        steps["torch"] = torch_step
-        steps["torch F.embedding"] = torch_embedding_step
+        steps[f"torch ({on})"] = torch_step
+        steps[f"torch F.embedding ({on})"] = torch_embedding_step
     return steps
 
 
@@ -91,14 +111,15 @@ def pick(rng: np.random.Generator, device: str) -> dict[str, Callable[[], np.nda
 
     steps = {"numpy (np.add.at)": numpy_step, f"lazytensor ({device})": lt_step}
     if torch is not None:
-        t_logp = torch.from_numpy(logp.copy()).requires_grad_()
-        t_y = torch.from_numpy(y)
+        on = torch_device(device)
+        t_logp = torch.from_numpy(logp.copy()).to(on).requires_grad_()
+        t_y = torch.from_numpy(y).to(on)
 
         def torch_step() -> torch.Tensor:
             t_logp.grad = None
-            t_logp[torch.arange(ROWS), t_y].sum().backward()
+            t_logp[torch.arange(ROWS, device=on), t_y].sum().backward()
             return t_logp.grad
-        steps["torch"] = torch_step
+        steps[f"torch ({on})"] = torch_step
     return steps
 
 
@@ -106,7 +127,7 @@ def to_numpy(value) -> np.ndarray:
     if isinstance(value, lt.Tensor):
         return value.numpy()
     if torch is not None and isinstance(value, torch.Tensor):
-        return value.detach().numpy()
+        return value.detach().cpu().numpy()
     return value
 
 
@@ -123,16 +144,17 @@ def main() -> None:
                  f"logp[arange(n), y], {ROWS:,} x {CLASSES:,}": pick(rng, args.device)}
     print(f"forward + backward, float32, median of {args.turns} turns of {args.repeat} calls "
           "(the libraries take turns, each after a pause)\n")
-    print(f"| {'workload':<42} | {'library':<20} | {'ms':>7} | {'x torch' if torch else 'x numpy':>7} |")
-    print(f"|{'-' * 44}|{'-' * 22}|{'-' * 8}:|{'-' * 8}:|")
+    print(f"| {'workload':<42} | {'library':<27} | {'ms':>7} | {'x torch' if torch else 'x numpy':>7} |")
+    print(f"|{'-' * 44}|{'-' * 29}|{'-' * 8}:|{'-' * 8}:|")
     for title, steps in workloads.items():
+        steps = {name: synced(step, args.device) for name, step in steps.items()}
         want = to_numpy(steps["numpy (np.add.at)"]())
         for name, step in steps.items():
             np.testing.assert_allclose(to_numpy(step()), want, rtol=1e-5, atol=1e-5, err_msg=f"{title}: {name}")
         times = compare(steps, args.repeat, args.turns)
-        reference = times.get("torch", times["numpy (np.add.at)"])
+        reference = next((t for name, t in times.items() if name.startswith("torch (")), times["numpy (np.add.at)"])
         for name, seconds in times.items():
-            print(f"| {title:<42} | {name:<20} | {seconds * 1e3:>7.2f} | {seconds / reference:>7.2f} |")
+            print(f"| {title:<42} | {name:<27} | {seconds * 1e3:>7.2f} | {seconds / reference:>7.2f} |")
     if torch is None:
         print("\n(torch is not installed: ratios are to numpy)")
 

@@ -130,10 +130,6 @@ class _Array:
 
 def advanced_index(x: Tensor, items: tuple) -> Tensor:
     """x[items] for an index with at least one integer array or boolean mask (numpy's rules)."""
-    items = tuple(_host_integer(item) for item in items)
-    if not any(_is_advanced(item) for item in items):
-        from .movement import _apply_basic, basic_index
-        return _apply_basic(x, *basic_index(x, items))
     # adjacent: nothing but advanced indices between the first and the last (an Ellipsis that
     # stands for no axis still separates them, as in numpy)
     advanced_at = [p for p, item in enumerate(items) if _is_advanced(item) or _is_integer(item)]
@@ -241,7 +237,7 @@ def _check_bounds(a: _Array, shape: tuple[int, ...]) -> None:
                              f"{shape} into an empty axis); index an empty axis with an empty index only")
         return
     values = a.values
-    if values.size and math.prod(shape):
+    if values.size and (math.prod(shape) or values.ndim == 0):   # (a 0-d index is checked as an integer is)
         _raise_out_of_bounds(values, a.n, a.axis, "")
 
 
@@ -249,15 +245,8 @@ def _raise_out_of_bounds(values: np.ndarray, n: int, axis: int, what: str) -> No
     """IndexError naming the first index out of [-n, n) (numpy's message), if any."""
     if values.min() < -n or values.max() >= n:
         bad = values[(values < -n) | (values >= n)].flat[0]
-        raise IndexError(f"{what}index {int(bad)} is out of bounds for axis {axis} with size {n}; "
-                         f"indices lie in [-{n}, {n})")
-
-
-def _host_integer(item: Any) -> Any:
-    """A 0-d integer numpy array as the integer it holds (numpy treats it as one)."""
-    if isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu":
-        return int(item)
-    return item
+        fits = f"indices lie in [-{n}, {n})" if n else "an empty axis takes only an empty index"
+        raise IndexError(f"{what}index {int(bad)} is out of bounds for axis {axis} with size {n}; {fits}")
 
 
 def _is_integer(item: Any) -> bool:
@@ -356,7 +345,9 @@ def index_add(x: Any, index: Any, values: Any, axis: int = 0) -> Tensor:
     an index adding again (unbuffered: numpy's np.add.at, PyTorch's index_add). `x[index] += v`
     is numpy's buffered read-add-write instead: a repeated index adds once, the last repeat's
     value. `values` has (or broadcasts to) the shape of `lt.take(x, index, axis)`:
-    x.shape[:axis] + index.shape + x.shape[axis + 1:], and is cast to x's dtype. Several index
+    x.shape[:axis] + index.shape + x.shape[axis + 1:], and is cast to x's dtype. The values that
+    meet at one position are summed in index order, then added to x (floats may round apart from
+    np.add.at, which adds each into x in turn). Several index
     arrays at once go through one flat index: index_add(x.reshape(-1), i * x.shape[1] + j, v).
     A list or numpy index out of range raises IndexError; a lazy tensor's indices are clamped into
     range, negative ones counting from the end, as in a gather (its transpose). The gradient of
