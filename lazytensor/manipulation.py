@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from .ir.dtypes import float16, float32, result_type
 from .movement import concatenate, permute
+from .views import fresh
 from .tensor import Tensor, as_tensor, broadcast_shapes, normalize_axes, where  # noqa: F401 (broadcast_shapes: exported)
 
 
@@ -27,7 +28,8 @@ def broadcast_arrays(*arrays: Any) -> list[Tensor]:
 
 
 def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Tensor]:
-    """Coordinate grids from 1-D arrays ('xy': cartesian, 'ij': matrix indexing), as views.
+    """Coordinate grids from 1-D arrays ('xy': cartesian, 'ij': matrix indexing), new tensors
+    (as numpy's, which copies by default).
 
     >>> [g.shape for g in lt.meshgrid(lt.arange(3), lt.arange(2))]
     [(2, 3), (2, 3)]
@@ -46,7 +48,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Tensor]:
         axis = (1 - i if i < 2 else i) if indexing == "xy" and len(tensors) >= 2 else i
         shape = [1] * len(tensors)
         shape[axis] = t.shape[0]
-        grids.append(t.reshape(shape).broadcast_to(tuple(sizes)))
+        grids.append(fresh(t.reshape(shape).broadcast_to(tuple(sizes))))
     return grids
 
 
@@ -94,7 +96,7 @@ def roll(x: Any, shift: Any, axis: Any = None) -> Tensor:
 
 
 def tile(x: Any, repetitions: Sequence[int]) -> Tensor:
-    """`x` repeated `repetitions[i]` times along axis i (a broadcast view, reshaped).
+    """`x` repeated `repetitions[i]` times along axis i (a new tensor, as numpy's).
 
     >>> lt.tile(lt.asarray([1, 2]), (2,)).tolist()
     [1, 2, 1, 2]
@@ -106,7 +108,7 @@ def tile(x: Any, repetitions: Sequence[int]) -> Tensor:
     x = x.reshape((1,) * (rank - x.ndim) + x.shape)
     spread = x.reshape(tuple(d for n in x.shape for d in (1, n)))
     big = spread.broadcast_to(tuple(d for r, n in zip(reps, x.shape) for d in (r, n)))
-    return big.reshape(tuple(r * n for r, n in zip(reps, x.shape)))
+    return fresh(big.reshape(tuple(r * n for r, n in zip(reps, x.shape))))
 
 
 def repeat(x: Any, repeats: int, axis: Any = None) -> Tensor:
@@ -123,7 +125,7 @@ def repeat(x: Any, repeats: int, axis: Any = None) -> Tensor:
     (axis,) = normalize_axes(axis, x.ndim)
     expanded = x.reshape(x.shape[:axis + 1] + (1,) + x.shape[axis + 1:])
     expanded = expanded.broadcast_to(x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:])
-    return expanded.reshape(x.shape[:axis] + (x.shape[axis] * repeats,) + x.shape[axis + 1:])
+    return fresh(expanded.reshape(x.shape[:axis] + (x.shape[axis] * repeats,) + x.shape[axis + 1:]))
 
 
 def _band(x: Tensor, k: int, lower: bool) -> Tensor:

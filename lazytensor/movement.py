@@ -12,6 +12,7 @@ from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
+from . import views
 from .tensor import AxisError, Tensor, _cast, as_tensor, broadcast_shapes, normalize_axes
 
 
@@ -41,7 +42,9 @@ def reshape(x: Tensor, shape: Any) -> Tensor:
         dims = tuple(x.size // known if n == -1 else n for n in dims)
     if math.prod(dims) != x.size:
         raise ValueError(f"cannot reshape tensor of size {x.size} (shape {x.shape}) into shape {dims}")
-    return x._new(make(Op.RESHAPE, x.node, arg=dims))
+    if not views.reshape_is_view(x, dims):
+        return x._new(make(Op.RESHAPE, x.node, arg=dims))   # (numpy copies here: a new tensor)
+    return views.view(x, ((Op.RESHAPE, dims),))
 
 
 def permute(x: Tensor, axes: Sequence[int]) -> Tensor:
@@ -53,7 +56,7 @@ def permute(x: Tensor, axes: Sequence[int]) -> Tensor:
     order = tuple(int(a) % x.ndim if x.ndim and -x.ndim <= a < x.ndim else a for a in axes)
     if sorted(order) != list(range(x.ndim)):
         raise ValueError(f"permute: axes {tuple(axes)} are not a permutation of the {x.ndim} axes of shape {x.shape}")
-    return x._new(make(Op.PERMUTE, x.node, arg=order))
+    return views.view(x, ((Op.PERMUTE, order),))
 
 
 def broadcast_to(x: Tensor, shape: Any) -> Tensor:
@@ -65,8 +68,10 @@ def broadcast_to(x: Tensor, shape: Any) -> Tensor:
     dims = shape_arg(shape, "broadcast_to")
     if len(dims) < x.ndim or broadcast_shapes(x.shape, dims) != dims:
         raise ValueError(f"cannot broadcast a tensor of shape {x.shape} to shape {dims}")
-    from .tensor import broadcast_node
-    return x._new(broadcast_node(x.node, dims))
+    padded = (1,) * (len(dims) - x.ndim) + x.shape
+    moves = ((Op.RESHAPE, padded),) if padded != x.shape else ()
+    moves += ((Op.EXPAND, dims),) if padded != dims else ()
+    return views.view(x, moves, readonly=bool(moves))   # (numpy's broadcast view is read-only)
 
 
 def squeeze(x: Tensor, axis: Any = None) -> Tensor:
@@ -103,7 +108,7 @@ def flip(x: Tensor, axis: Any = None) -> Tensor:
     >>> lt.flip(lt.arange(3)).tolist()
     [2, 1, 0]
     """
-    return x._new(make(Op.FLIP, x.node, arg=normalize_axes(axis, x.ndim)))
+    return views.view(x, ((Op.FLIP, normalize_axes(axis, x.ndim)),))
 
 
 def _pad_widths(pad_width: Any, ndim: int) -> tuple[tuple[int, int], ...]:
@@ -143,6 +148,8 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     items = index if isinstance(index, tuple) else (index,)
     if not any(_is_array_index(item) for item in items):
         slices, final_shape = basic_index(x, items)
+        if is_element(items, x.ndim):   # one element by integers: a value of its own, as numpy's scalar
+            return x._new(views.apply(x.node, basic_moves(x, slices, final_shape)))
         return _apply_basic(x, slices, final_shape)
     from .indexing import advanced_index
     return advanced_index(x, items)
@@ -187,31 +194,32 @@ def basic_index(x: Tensor, items: tuple) -> tuple[list[tuple[int, int, int]], li
 
 
 def _apply_basic(x: Tensor, slices, final_shape) -> Tensor:
-    node = x.node
+    return views.view(x, basic_moves(x, slices, final_shape))
+
+
+def basic_moves(x: Tensor, slices, final_shape) -> tuple:
+    """The movement ops of a basic index (see basic_index): a shrink, then a reshape."""
+    moves: tuple = ()
     if any(s != (0, n, 1) for s, n in zip(slices, x.shape)):
-        node = make(Op.SHRINK, node, arg=tuple(slices))
-    if node.shape != tuple(final_shape):
-        node = make(Op.RESHAPE, node, arg=tuple(final_shape))
-    return x._new(node)
+        moves += ((Op.SHRINK, tuple(slices)),)
+    shrunk = tuple(len(range(*s)) for s in slices)
+    if shrunk != tuple(final_shape):
+        moves += ((Op.RESHAPE, tuple(final_shape)),)
+    return moves
 
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
-    """x[index] = value, lazily (x's node becomes a select between value and x). A basic index of
-    unit steps is a pad of the value; any other index realizes only the written positions. An
-    empty target writes nothing (the value must still broadcast to it, as in numpy)."""
+    """x[index] = value, lazily (x's node becomes a select between value and x). A basic index
+    puts the value back through the index's movement ops (views.put_back: pads, reshapes); an
+    array index realizes only the written positions. An empty target writes nothing (the value
+    must still broadcast to it, as in numpy)."""
     items = index if isinstance(index, tuple) else (index,)
     if not any(_is_array_index(item) for item in items):
         slices, final_shape = basic_index(x, items)
-        if all(step == 1 for _, _, step in slices):
-            piece = written_value(x, value, tuple(final_shape), element=is_element(items, x.ndim))
-            if piece.size == 0:
-                return
-            # (every slice is non-empty here, so stop > start: an empty one may have stop < start)
-            block = tuple(stop - start for start, stop, _ in slices)
-            widths = tuple((start, n - stop) for (start, stop, _), n in zip(slices, x.shape))
-            inside = make(Op.PAD, const(True, bool_, block), arg=widths)
-            x._set_node(make(Op.WHERE, inside, make(Op.PAD, piece.reshape(block).node, arg=widths), x.node))
-            return
+        piece = written_value(x, value, tuple(final_shape), element=is_element(items, x.ndim))
+        if piece.size:
+            x._set_node(views.put_back(x.node, basic_moves(x, slices, final_shape), piece.node))
+        return
     from .indexing import assign
     assign(x, index, value)
 

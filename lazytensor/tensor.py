@@ -11,7 +11,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from . import autograd, capture
+from . import autograd, capture, views
 from .autograd import adopt
 from .devices import STATS, canonical_device, runtime
 from .ir.dtypes import (DType, bool_, float16, float32, float64, int8, int64, result_type, scalar_fits, to_dtype,
@@ -34,7 +34,8 @@ class Tensor:
     array([3., 5., 7.], dtype=float32)
     """
 
-    __slots__ = ("node", "device", "requires_grad", "grad", "__weakref__")
+    # _alias: for a view, what it views (views.ViewOf); for a base, its live views (views.Views)
+    __slots__ = ("node", "device", "requires_grad", "grad", "_alias", "__weakref__")
     __array_ufunc__ = None      # numpy defers to our reflected operators: `array + tensor` is lazy
     __hash__ = object.__hash__  # `==` builds a tensor, so hashing is by identity
 
@@ -44,6 +45,7 @@ class Tensor:
         self.node, self.requires_grad = adopt(node)
         self.device = device
         self.grad: Optional[Tensor] = None
+        self._alias = None
         if node.depth >= _HELD_FROM_DEPTH:   # (deep pending work: bounded, see realize.bound_pending)
             bound_pending(self)
 
@@ -304,17 +306,26 @@ class Tensor:
         return self
 
     def _set_node(self, node: Node) -> None:
-        """An in-place update (`x += y`, `x[i] = v`, an optimizer step): x now holds `node`. A leaf
-        that requires grad may change only under `lt.no_grad()`; it stays a leaf (realized)."""
+        """An in-place update (`x += y`, `x[i] = v`, an optimizer step): x now holds `node`; so do
+        its base and the other views of that base, where x is a view or has views (views.py)."""
+        views.write(self, node)
+
+    def _write_value(self, node: Node) -> None:
+        """A base tensor now holds `node`, and its views see it. A leaf that requires grad may
+        change only under `lt.no_grad()`; it stays a leaf (realized)."""
         if not autograd.is_leaf_node(self):
             self.node, self.requires_grad = adopt(node)
-            return
-        if autograd.is_grad_enabled():
+        elif autograd.is_grad_enabled():
             raise RuntimeError("a leaf tensor that requires grad cannot be changed in place while gradients "
                                "are recorded; update it inside `with lt.no_grad():`")
-        if node.op is not Op.BUFFER:
-            node = Tensor(node, self.device).realize().node
-        self.node = autograd.register_leaf(self, node)
+        else:
+            if node.op is not Op.BUFFER:
+                node = Tensor(node, self.device).realize().node
+            self.node = autograd.register_leaf(self, node)
+        if self._alias is not None:
+            views.update_views(self)
+
+    _adopt = staticmethod(adopt)
 
     # ---- autograd -----------------------------------------------------------------------------
 
@@ -675,12 +686,12 @@ class Tensor:
         return movement.pad(self, pad_width, value)
 
     def flatten(self) -> "Tensor":
-        """The values as a 1-D tensor.
+        """The values as a 1-D tensor of their own (a copy, as numpy's; `ravel` is the view).
 
         >>> lt.zeros((2, 3)).flatten().shape
         (6,)
         """
-        return self.reshape(-1)
+        return views.fresh(self.reshape(-1))
 
     def __getitem__(self, index) -> "Tensor":
         if type(index) is int or (type(index) is tuple and all(type(i) is int for i in index)):
@@ -697,8 +708,8 @@ def _elements(x: Tensor, index) -> Tensor:
     items = (index,) if type(index) is int else index
     if len(items) > x.ndim:
         raise IndexError(f"too many indices for tensor: tensor is {x.ndim}-dimensional, but {len(items)} were indexed")
-    if not items:
-        return x._new(x.node)
+    if not items:   # x[()]: of a 0-d tensor its value (numpy's scalar), else a view of all of it
+        return x._new(x.node) if not x.ndim else views.view(x, ())
     slices = []
     for axis, i in enumerate(items):
         size = x.shape[axis]
@@ -707,9 +718,10 @@ def _elements(x: Tensor, index) -> Tensor:
         i %= size
         slices.append((i, i + 1, 1))
     rest = x.shape[len(items):]
-    # (the nodes made directly, their shapes and dtype known: make's rule lookups cost ~1 us each)
-    node = Node(Op.SHRINK, x.dtype, (1,) * len(items) + rest, (x.node,), tuple(slices) + tuple([(0, n, 1) for n in rest]))
-    return Tensor(Node(Op.RESHAPE, x.dtype, rest, (node,), rest), x.device)
+    moves = ((Op.SHRINK, tuple(slices) + tuple([(0, n, 1) for n in rest])), (Op.RESHAPE, rest))
+    if rest:
+        return views.view(x, moves)
+    return Tensor(views.apply(x.node, moves), x.device)   # (one element: a value of its own, as numpy's scalar)
 
 
 # ---- reading views of realized memory -----------------------------------------------------------
@@ -735,11 +747,10 @@ def _read_view(node: Node, device: str) -> Optional[np.ndarray]:
     buffer, dtype = node.arg, node.dtype.np
     device_ = runtime(device).device
     host = getattr(device_, "host_memory", False)
-    view = layout = device_.to_numpy(buffer) if host else \
-        np.lib.stride_tricks.as_strided(np.empty(1, dtype), node.shape, _row_major_strides(node.shape, dtype.itemsize))
+    view = layout = device_.to_numpy(buffer) if host else views.layout(node.shape, dtype.itemsize)
     try:
         for move in reversed(path):
-            view = _NUMPY_MOVE[move.op](view, move.arg)
+            view = views.NUMPY_MOVE[move.op](view, move.arg)
     except ValueError:   # (a reshape that needs a copy)
         return None
     if capture.RECORDING is not None:
@@ -756,28 +767,6 @@ def _read_view(node: Node, device: str) -> Optional[np.ndarray]:
     values = np.ndarray(view.shape, dtype, memory, (offset - lo) * itemsize, view.strides)
     values.flags.writeable = False
     return values
-
-
-def _row_major_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
-def _shrink(view: np.ndarray, slices) -> np.ndarray:
-    # (start, stop, step) as slice.indices gives them: a stop of -1 with a negative step is "to the front"
-    return view[tuple([slice(start, None if stop < 0 else stop, step) for start, stop, step in slices])]
-
-
-_NUMPY_MOVE = {
-    Op.RESHAPE: lambda view, shape: np.reshape(view, shape, copy=False),
-    Op.PERMUTE: np.transpose,
-    Op.EXPAND: np.broadcast_to,
-    Op.SHRINK: _shrink,
-    Op.FLIP: np.flip,
-}
 
 
 # ---- shapes ------------------------------------------------------------------------------------

@@ -157,3 +157,148 @@ def test_iterating_a_0d_tensor_raises_at_iter():
         iter(lt.asarray(1.0))
     with pytest.raises(TypeError, match="0-d"):
         iter(np.asarray(1.0))   # (numpy's behaviour, which this follows)
+
+
+# ---- views alias, as numpy's ------------------------------------------------------------------
+
+def test_the_issues_views_example(device):
+    x, n = lt.asarray(np.arange(6.0), device=device), np.arange(6.0)
+    v, nv = x[2:5], n[2:5]
+    r, nr = x.reshape(2, 3), n.reshape(2, 3)
+    x[3] = 42
+    n[3] = 42
+    assert v.tolist() == nv.tolist() == [2, 42, 4]
+    v[0] = 7
+    nv[0] = 7
+    assert x.tolist() == n.tolist()
+    x += 1
+    n += 1
+    assert r.tolist() == nr.tolist() and v.tolist() == nv.tolist()
+
+
+def _random_view(rng, array, module):
+    """One of numpy's view-making operations, chosen by rng, applied with `module`'s spelling."""
+    shape = array.shape
+    kind = rng.integers(6)
+    if kind == 0 and array.ndim:
+        index = []
+        for n in shape:
+            a, b = sorted(rng.integers(-n - 1, n + 2, size=2))
+            step = int(rng.choice([1, 1, 2, 3, -1, -2]))
+            index.append(slice(int(a), int(b), step) if step > 0 else slice(int(b), int(a), step))
+        return array[tuple(index)]
+    if kind == 1 and array.ndim >= 2:
+        order = tuple(int(a) for a in rng.permutation(array.ndim))
+        return array.transpose(order)
+    if kind == 2:
+        return module.expand_dims(array, int(rng.integers(-array.ndim - 1, array.ndim + 1)))
+    if kind == 3 and 1 in shape:
+        return module.squeeze(array, axis=shape.index(1))
+    if kind == 4 and array.ndim:
+        return module.flip(array, axis=int(rng.integers(array.ndim)))
+    if kind == 5 and array.ndim >= 2:   # (a view where numpy makes one, else a copy: in both)
+        return array.reshape(-1)
+    return array[...]
+
+
+def _random_write(rng, target, ntarget):
+    kind = rng.integers(3)
+    values = rng.integers(-50, 50, size=ntarget.shape).astype(ntarget.dtype)
+    if kind == 0 or not ntarget.ndim:
+        target += 3
+        ntarget += 3
+    elif kind == 1:
+        i = int(rng.integers(ntarget.shape[0])) if ntarget.shape[0] else 0
+        if ntarget.shape[0]:
+            target[i] = values[i]
+            ntarget[i] = values[i]
+    else:
+        target[::2] = values[::2]
+        ntarget[::2] = values[::2]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_writes_through_random_views_match_numpy(device, seed):
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(n) for n in rng.integers(0, 5, size=rng.integers(1, 4)))
+    base = rng.integers(-100, 100, size=shape).astype(np.int32)
+    names = {"x": (lt.asarray(base, device=device), base.copy())}
+    for step in range(6):
+        source = sorted(names)[rng.integers(len(names))]
+        t, n = names[source]
+        if rng.random() < 0.5 and n.ndim:   # a new view (0-d tensors are values: no views of them)
+            state = rng.bit_generator.state
+            nv = _random_view(rng, n, np)
+            rng.bit_generator.state = state
+            tv = _random_view(rng, t, lt)
+            assert tv.shape == nv.shape
+            names[f"v{step}"] = (tv, nv)
+        else:
+            _random_write(rng, t, n)
+        for name, (t, n) in names.items():
+            np.testing.assert_array_equal(t.numpy(), n, err_msg=f"{name} after step {step}")
+
+
+def test_a_reshape_numpy_copies_is_a_new_tensor():
+    x = lt.asarray(np.arange(6.0).reshape(2, 3))
+    flat = x.T.reshape(-1)   # numpy copies here: flat is no view of x
+    flat[0] = 100
+    assert x.tolist() == [[0, 1, 2], [3, 4, 5]]
+    row = x.reshape(-1)      # a view
+    row[0] = 100
+    assert x[0, 0].item() == 100
+
+
+def test_copies_are_copies():
+    x = lt.asarray(np.arange(4.0))
+    for made in (x.flatten(), lt.tile(x, 1), lt.repeat(x, 1), x.astype(lt.float64, copy=True)):
+        made[0] = -1
+    assert x.tolist() == [0, 1, 2, 3]
+
+
+def test_a_broadcast_view_is_read_only():
+    x = lt.asarray(np.arange(3.0))
+    b = lt.broadcast_to(x, (2, 3))
+    with pytest.raises(ValueError, match="read-only"):
+        b[0, 0] = 5
+    with pytest.raises(ValueError, match="read-only"):
+        x.expand(2, 3)[...] += 1
+    assert x.tolist() == [0, 1, 2]
+
+
+def test_one_element_and_0d_values_are_not_views():
+    x = lt.asarray(np.arange(4))
+    e = x[1]           # numpy: a scalar
+    e += 10
+    assert x.tolist() == [0, 1, 2, 3] and e.item() == 11
+    s = x.sum()        # 0-d: a value
+    s2 = s.reshape(1)
+    s2[0] = 0
+    assert s.item() == 6
+
+
+def test_gradients_flow_through_writes_into_views():
+    w = lt.asarray([1.0, 2.0, 3.0], requires_grad=True)
+    y = w * 1.0
+    v = y[1:]
+    v *= 2.0          # y is [1, 4, 6] now
+    assert y.tolist() == [1.0, 4.0, 6.0]
+    (y * y).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 16.0, 24.0])
+
+
+def test_jit_sees_writes_into_views_of_its_inputs():
+    def step(x):
+        x[1:][::2] += 1.0
+        x.T[0] *= 2.0
+        return x.sum()
+
+    fast = lt.jit(step)
+    for i in range(4):
+        a = lt.asarray(np.arange(12.0).reshape(4, 3) + i)
+        b = np.arange(12.0).reshape(4, 3) + i
+        got = fast(a).item()
+        b[1:][::2] += 1.0
+        b.T[0] *= 2.0
+        assert got == b.sum()
+        np.testing.assert_array_equal(a.numpy(), b)
