@@ -9,8 +9,8 @@ import math
 
 from .backends.runtime import VERSION as __version__
 from .autograd import enable_grad, grad, is_grad_enabled, no_grad
-from .creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
-                       manual_seed, ones, ones_like, rand, randn, zeros, zeros_like)
+from .creation import (arange, array, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
+                       manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like)
 from .devices import cache_clear, devices, stats, synchronize
 from .functions import *  # noqa: F401,F403  (lt.exp(x), lt.add(a, b), ...)
 from .functions import __all__ as _functions
@@ -39,7 +39,7 @@ unsqueeze = expand_dims  # noqa: F405  (the PyTorch name)
 __all__ = [
     "__version__", "Tensor", "no_grad", "enable_grad", "is_grad_enabled", "grad",
     "DType", "bool", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
-    "int64", "uint8", "uint16", "uint32", "uint64", "arange", "asarray",
+    "int64", "uint8", "uint16", "uint32", "uint64", "arange", "array", "asarray", "tensor",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye",
     "linspace", "from_dlpack", "linalg", "nn", "optim", "save", "load", "jit", "CaptureError",

@@ -84,19 +84,23 @@ def enable_grad() -> _GradMode:
 
 # ---- leaves and tracking -----------------------------------------------------------------------
 
-_LEAVES: "weakref.WeakValueDictionary[Node, Tensor]" = weakref.WeakValueDictionary()
+# A leaf's node -> its tensor (weakly). The entry lives as long as the node, that is as long as
+# some graph still reads it, not the tensor: a leaf made inside a function and dropped there
+# still takes part in the graphs built from it (they require grad and backward() runs; its
+# gradient goes nowhere, as in PyTorch).
+_LEAVES: "weakref.WeakKeyDictionary[Node, weakref.ref[Tensor]]" = weakref.WeakKeyDictionary()
 _REPLACED: "weakref.WeakKeyDictionary[Node, bool]" = weakref.WeakKeyDictionary()  # old leaf values
 
 
 def register_leaf(tensor: "Tensor", buffer_node: Node) -> Node:
     """A fresh BUFFER node for `tensor`'s realized value, registered as a leaf. Fresh, so no graph
     built before (and no entry of the tracking memo) can contain it."""
-    old = _LEAVES.get(tensor.node) is tensor and tensor.node
+    old = is_leaf_node(tensor) and tensor.node
     if old:
         del _LEAVES[old]
         _REPLACED[old] = True
     node = _fresh(buffer_node)
-    _LEAVES[node] = tensor
+    _LEAVES[node] = weakref.ref(tensor)
     return node
 
 
@@ -107,13 +111,14 @@ def _fresh(buffer_node: Node) -> Node:
 
 def unregister_leaf(tensor: "Tensor") -> Node:
     """The tensor's value as a fresh, plain BUFFER node (the leaf node may be memoized as tracking)."""
-    if _LEAVES.get(tensor.node) is tensor:
+    if is_leaf_node(tensor):
         del _LEAVES[tensor.node]
     return _fresh(tensor.node)
 
 
 def is_leaf_node(tensor: "Tensor") -> bool:
-    return _LEAVES.get(tensor.node) is tensor
+    ref = _LEAVES.get(tensor.node)
+    return ref is not None and ref() is tensor
 
 
 def tracks(node: Node) -> bool:
@@ -524,7 +529,8 @@ def backward(tensor: "Tensor", gradient: Optional["Tensor"], retain_graph: bool)
             raise RuntimeError(f"backward(): gradient has shape {gradient.shape}, the tensor {tensor.shape}")
         seed = _cast(gradient.node, tensor.dtype)
     grads = gradients(tensor.node, seed)
-    leaves = [(_LEAVES[node], g) for node, g in grads.items() if node in _LEAVES]
+    leaves = [(leaf, g) for leaf, g in ((_LEAVES[node](), g) for node, g in grads.items() if node in _LEAVES)
+              if leaf is not None]   # (a leaf nobody keeps: its gradient goes nowhere)
     # detached here, so no tensor creation asks whether the whole gradient graph tracks a leaf
     new = [Tensor(make(Op.DETACH, g if leaf.grad is None else _add(leaf.grad.node, g)), leaf.device)
            for leaf, g in leaves]

@@ -92,6 +92,29 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None, *, copy: Optional[b
     return _from_numpy(array, target, device)
 
 
+def array(obj: Any, dtype: Any = None, *, copy: Optional[bool] = True, device: Any = None) -> Tensor:
+    """numpy's `np.array`: like `asarray`, but a Tensor is copied unless `copy` says otherwise.
+
+    >>> x = lt.arange(3)
+    >>> y = lt.array(x)
+    >>> y[0] = 9
+    >>> x.tolist(), y.tolist()
+    ([0, 1, 2], [9, 1, 2])
+    """
+    return asarray(obj, dtype, device, copy=copy)
+
+
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """PyTorch's `torch.tensor`: a new tensor of `data` (always a copy), a leaf that requires grad
+    where asked.
+
+    >>> lt.tensor([1.0, 2.0], requires_grad=True).requires_grad
+    True
+    """
+    result = asarray(data, dtype, device, copy=True)
+    return result.requires_grad_() if requires_grad else result
+
+
 @_grad_option
 def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor of `shape` filled with one value (no memory is used until it is needed).

@@ -68,6 +68,16 @@ class Tensor:
         return self.node.size
 
     @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the values take (size * itemsize), as numpy's."""
+        return self.size * self.dtype.itemsize
+
+    @property
     def T(self) -> "Tensor":
         return self.transpose()
 
@@ -224,6 +234,28 @@ class Tensor:
 
     def __complex__(self) -> complex:
         return complex(self.item())
+
+    def __format__(self, spec: str) -> str:
+        """f"{x:.4f}" formats a 0-d tensor's value; other tensors take no format spec (as numpy)."""
+        if not self.shape:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a tensor of shape {self.shape}; "
+                            "format its elements (or a 0-d tensor)")
+        return str(self)
+
+    def copy(self) -> "Tensor":
+        """A new tensor with the same values (never a view; gradients flow through it).
+
+        >>> x = lt.arange(3); y = x.copy(); y[0] = 5
+        >>> x.tolist()
+        [0, 1, 2]
+        """
+        return Tensor(self.node, self.device)
+
+    def clone(self) -> "Tensor":
+        """A new tensor with the same values (PyTorch's name for `copy`)."""
+        return self.copy()
 
     def astype(self, dtype: Any, copy: bool = True, device: Any = None) -> "Tensor":
         """A copy converted to `dtype` (numpy's casting rules for values); `copy` and `device`
@@ -486,7 +518,7 @@ class Tensor:
 
     # ---- reductions -------------------------------------------------------------------------
 
-    def sum(self, axis=None, keepdims: bool = False) -> "Tensor":
+    def sum(self, axis=None, keepdims: bool = False, *, dtype=None) -> "Tensor":
         """Sum over `axis` (int, tuple or None for all). Signed integers and bool sum to int64,
         unsigned to uint64; float16/32 sum in float64 (the cpu adds blocks of up to 4096 terms in
         float32 vectors, 32 terms a lane, then the blocks in float64): about as accurate as
@@ -494,7 +526,11 @@ class Tensor:
 
         >>> lt.asarray([[1, 2], [3, 4]]).sum(axis=0).tolist()
         [4, 6]
+        >>> lt.asarray([1, 2], dtype=lt.int8).sum(dtype=lt.float32).dtype == lt.float32
+        True
         """
+        if dtype is not None:   # numpy's: the sum computed in, and returned as, `dtype`
+            return _in_dtype(self, dtype).sum(axis, keepdims).astype(dtype)
         x = self.node
         if x.dtype.is_float:
             total = _float_sum(x, axis, x.dtype)
@@ -502,13 +538,15 @@ class Tensor:
             total = _reduce(Op.SUM, _cast(x, _accumulator(x.dtype)), axis)
         return self._new(_drop_axes(total, axis, keepdims))
 
-    def prod(self, axis=None, keepdims: bool = False) -> "Tensor":
+    def prod(self, axis=None, keepdims: bool = False, *, dtype=None) -> "Tensor":
         """Product over `axis`; integers and bool multiply in int64 (unsigned: uint64), float16 in
         float32 rounded once at the end, as numpy's (300 * 300 * 0.001 does not overflow).
 
         >>> lt.asarray([2, 3, 4]).prod().item()
         24
         """
+        if dtype is not None:
+            return _in_dtype(self, dtype).prod(axis, keepdims).astype(dtype)
         x = self.node
         if x.dtype is float16:
             total = _cast(_reduce(Op.PROD, _cast(x, float32), axis), float16)
@@ -685,6 +723,23 @@ class Tensor:
         """
         return movement.pad(self, pad_width, value)
 
+    def ravel(self) -> "Tensor":
+        """The values as a 1-D tensor: a view where numpy's ravel is one, else a copy.
+
+        >>> lt.zeros((2, 3)).ravel().shape
+        (6,)
+        """
+        return self.reshape(-1)
+
+    def clip(self, min=None, max=None) -> "Tensor":
+        """Values limited to [min, max] (see lt.clip).
+
+        >>> lt.asarray([1, 5, 9]).clip(2, 6).tolist()
+        [2, 5, 6]
+        """
+        from .functions import clip
+        return clip(self, min, max)
+
     def flatten(self) -> "Tensor":
         """The values as a 1-D tensor of their own (a copy, as numpy's; `ravel` is the view).
 
@@ -793,6 +848,11 @@ def check_size(shape: tuple[int, ...], dtype: DType) -> None:
 
 def _cast(node: Node, dtype: DType) -> Node:
     return node if node.dtype is dtype else make(Op.CAST, node, arg=dtype)
+
+
+def _in_dtype(x: Tensor, dtype: Any) -> Tensor:
+    """x cast to a reduction's `dtype=` (numpy casts as it accumulates: any cast is allowed)."""
+    return x.astype(to_dtype(dtype))
 
 
 def float_unary(op: Op, x: Tensor) -> Tensor:

@@ -302,3 +302,49 @@ def test_jit_sees_writes_into_views_of_its_inputs():
         b.T[0] *= 2.0
         assert got == b.sum()
         np.testing.assert_array_equal(a.numpy(), b)
+
+
+# ---- autograd and small things a user reaches for -----------------------------------------------
+
+def test_a_leaf_nobody_keeps_still_takes_part_in_its_graph():
+    def loss():
+        w = lt.ones(3, requires_grad=True)   # dropped when the function returns
+        return (w * 2).sum()
+
+    result = loss()
+    assert result.requires_grad
+    result.backward()   # its gradient goes nowhere, as in PyTorch; no error
+    assert result.item() == 6.0
+    y = lt.ones(3, requires_grad=True) * 2
+    assert y.requires_grad and y.sum().requires_grad
+
+
+def test_numpy_and_pytorch_spellings():
+    x = lt.arange(6).reshape(2, 3)
+    a = lt.array(x)
+    a[0, 0] = 100                 # np.array copies
+    t = lt.tensor([[1.0, 2.0]], requires_grad=True)
+    assert x[0, 0].item() == 0 and t.requires_grad and t.is_leaf and t.dtype == lt.float32
+    for copied in (x.copy(), x.clone()):
+        copied[1, 1] = -1
+    assert x.tolist() == [[0, 1, 2], [3, 4, 5]]
+    r = x.ravel()
+    r[5] = 50                     # ravel is a view here, as numpy's
+    assert x[1, 2].item() == 50 and x.flatten().shape == (6,)
+    assert (x.nbytes, x.itemsize) == (np.zeros((2, 3), np.int64).nbytes, 8)
+    assert x.clip(1, 4).tolist() == np.clip(x.numpy(), 1, 4).tolist()
+    assert f"{lt.asarray(2.0) / 3:.4f}" == "0.6667" and f"{lt.asarray(7)}" == "7"
+    with pytest.raises(TypeError):
+        f"{x:.2f}"
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint16", "float32", "float64"])
+def test_sum_and_prod_take_dtype(device, dtype):
+    values = np.random.default_rng(0).integers(-3, 4, size=(3, 50)).astype(np.int16)
+    x = lt.asarray(values, device=device)
+    for axis in (None, 1):
+        for name in ("sum", "prod"):
+            want = getattr(values, name)(axis=axis, dtype=dtype)
+            got = getattr(x, name)(axis=axis, dtype=dtype)
+            assert got.dtype.name == want.dtype.name
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
