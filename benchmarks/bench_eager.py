@@ -47,6 +47,17 @@ def timed(fn, runs: int = 5) -> tuple[float, float]:
     return first, best
 
 
+def lazy_rows(lazy) -> list[tuple]:
+    """Rows for the loop `lazy(realize_each_step)` builds: without realize(), then with it
+    (name, first run, best warm run, kernels compiled or loaded from disk by the first run)."""
+    rows = []
+    for name, fn in (("lazytensor, no realize()", lazy(False)), ("lazytensor, realize() each step", lazy(True))):
+        compiled = lt.stats()["kernels_compiled"] + lt.stats()["disk_cache_hits"]
+        first, best = timed(fn)
+        rows.append((name, first, best, lt.stats()["kernels_compiled"] + lt.stats()["disk_cache_hits"] - compiled))
+    return rows
+
+
 def descent(n: int, m: int, steps: int = 200) -> list[tuple]:
     rng = np.random.default_rng(0)
     a = (rng.standard_normal((n, m)) / np.sqrt(n)).astype(np.float32)
@@ -69,11 +80,7 @@ def descent(n: int, m: int, steps: int = 200) -> list[tuple]:
             x = x - np.float32(0.01) * (a.T @ (a @ x - b))
         return float((x * x).sum())
 
-    rows = []
-    for name, fn in (("lazytensor, no realize()", lazy(False)), ("lazytensor, realize() each step", lazy(True))):
-        compiled = lt.stats()["kernels_compiled"] + lt.stats()["disk_cache_hits"]
-        first, best = timed(fn)
-        rows.append((name, first, best, lt.stats()["kernels_compiled"] + lt.stats()["disk_cache_hits"] - compiled))
+    rows = lazy_rows(lazy)
     rows.append(("numpy", *timed(numpy_run), None))
     if torch is not None:
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
@@ -106,11 +113,7 @@ def centering(steps: int = 320) -> list[tuple]:
             y = y - y.mean() + np.float32(1.0)
         return float(y.sum())
 
-    rows = []
-    for name, fn in (("lazytensor, no realize()", lazy(False)), ("lazytensor, realize() each step", lazy(True))):
-        compiled = lt.stats()["kernels_compiled"] + lt.stats()["disk_cache_hits"]
-        first, best = timed(fn)
-        rows.append((name, first, best, lt.stats()["kernels_compiled"] + lt.stats()["disk_cache_hits"] - compiled))
+    rows = lazy_rows(lazy)
     rows.append(("numpy", *timed(numpy_run), None))
     return rows
 
