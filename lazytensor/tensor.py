@@ -254,7 +254,11 @@ class Tensor:
         return Tensor(self.node, self.device)
 
     def clone(self) -> "Tensor":
-        """A new tensor with the same values (PyTorch's name for `copy`)."""
+        """A new tensor with the same values (PyTorch's name for `copy`).
+
+        >>> lt.arange(2).clone().tolist()
+        [0, 1]
+        """
         return self.copy()
 
     def astype(self, dtype: Any, copy: bool = True, device: Any = None) -> "Tensor":
