@@ -200,9 +200,11 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
         tiled = _register_tile_schedule(shape, vector_axes, work, lanes, tileable, target)
         if tiled is not None:
             return tiled
-        if len(shape) - 1 in vector_axes and shape[-1] >= H.CACHE_WRITE_MIN_LANES:
-            # (a short last axis still beats gathering: vectors as wide as it allows)
-            return _cache_write_schedule(shape, work, min(lanes, 1 << (shape[-1].bit_length() - 1)))
+        # the longest such axis (the last on a tie: contiguous stores), as wide as it allows:
+        # a short one still beats gathering (a matrix-vector product A.T @ v has only one)
+        n, col = max((shape[d], d) for d in vector_axes)
+        if n >= H.CACHE_WRITE_MIN_LANES:
+            return _cache_write_schedule(shape, work, min(lanes, 1 << (n.bit_length() - 1)), col, target.cores)
     if shape and work >= H.PARALLEL_MIN_WORK and shape[0] > 1:
         prims.append(Parallel("i0"))
     for k, r in enumerate(reduces):
@@ -478,17 +480,27 @@ def _best_tile(m: int, n: int, lanes: int) -> tuple[int, int] | None:
     return (mr, v * lanes) if mr * v >= H.TILE_MIN_ACCUMULATORS else None
 
 
-def _cache_write_schedule(shape: tuple[int, ...], work: int, lanes: int) -> Schedule:
-    """Tile the last output axis (split where long); run the longest of the other output axes
-    (or the split's outer part) outermost, in parallel."""
-    last = f"i{len(shape) - 1}"
+def _cache_write_schedule(shape: tuple[int, ...], work: int, lanes: int, col: int, cores: int) -> Schedule:
+    """Tile output axis `col` (split where long) and run it innermost, vectorized; run the
+    longest of the other output axes (or the split's outer part) outermost, in parallel. Where
+    `col` is the only long axis (a matrix-vector product), it is split into a few chunks a core."""
+    tile = f"i{col}"
     prims: list[Primitive] = []
-    outer = [(n, f"i{d}") for d, n in enumerate(shape[:-1]) if n > 1]
-    if shape[-1] > H.CACHE_WRITE_TILE:   # keep the local array small (in L1)
-        prims.append(Split(last, H.CACHE_WRITE_TILE))
-        outer.append((-(-shape[-1] // H.CACHE_WRITE_TILE), f"{last}_o"))
-        last += "_i"
-    if outer and work >= H.PARALLEL_MIN_WORK:
-        _, first = max(outer)
-        prims += [Reorder((first,)), Parallel(first)]
-    return tuple(prims) + (CacheWrite(last), Vectorize(last, lanes), Unroll(last, H.REDUCE_ACCUMULATORS))
+    outer = [(n, f"i{d}") for d, n in enumerate(shape) if n > 1 and d != col]
+    size = H.CACHE_WRITE_TILE   # keep the local array small (in L1)
+    if not outer and work >= H.PARALLEL_MIN_WORK:
+        share = -(-shape[col] // (cores * H.CHUNKS_PER_CORE))
+        size = min(size, max(lanes * H.REDUCE_ACCUMULATORS, -(-share // lanes) * lanes))
+    if shape[col] > size:
+        prims.append(Split(tile, size))
+        outer.append((-(-shape[col] // size), f"{tile}_o"))
+        tile += "_i"
+    loops = [name for d in range(len(shape))
+             for name in ((f"i{d}_o", f"i{d}_i") if d == col and tile.endswith("_i") else (f"i{d}",))]
+    parallel = outer and work >= H.PARALLEL_MIN_WORK
+    first = [max(outer)[1]] if parallel else []
+    # the parallel loop outermost, the tile innermost (axes after it, of size 1 here, go outside)
+    prims.append(Reorder(tuple(first + [name for name in loops if name != tile and name not in first] + [tile])))
+    if parallel:
+        prims.append(Parallel(first[0]))
+    return tuple(prims) + (CacheWrite(tile), Vectorize(tile, lanes), Unroll(tile, H.REDUCE_ACCUMULATORS))

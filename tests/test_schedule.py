@@ -382,3 +382,17 @@ def test_row_reductions_run_once_per_row():
     assert inner[-1] == "i1" and sum(name.startswith("r") for name in inner) == 2
     (elements,) = [s for s in rows.body if isinstance(s, loop.For) and s.var.name == "i1"]
     assert not any(isinstance(s, loop.For) for s in loop.walk(elements.body))
+
+
+@pytest.mark.parametrize("rows, cols", [(2000, 500), (37, 1001), (300, 17), (5, 16)])
+def test_a_transposed_matrix_vector_product_updates_vectors_of_outputs(rows, cols):
+    # A.T @ v reduces along A's strided axis: per element of v, a vector of outputs is updated
+    # (not a gather down each column); with one long output axis, its tiles run in parallel
+    rng = np.random.default_rng(rows)
+    a, v = rng.standard_normal((rows, cols)).astype(np.float32), rng.standard_normal(rows).astype(np.float32)
+    out = lt.asarray(a).T @ lt.asarray(v)
+    schedule = _schedule_of(out)
+    assert any(isinstance(p, CacheWrite) for p in schedule)
+    if rows * cols >= 1 << 17:
+        assert any(isinstance(p, Parallel) for p in schedule)
+    np.testing.assert_allclose(out.numpy(), a.T @ v, rtol=1e-4, atol=1e-4 * np.sqrt(rows))
