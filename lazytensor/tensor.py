@@ -780,7 +780,9 @@ def _elements(x: Tensor, index) -> Tensor:
     moves = ((Op.SHRINK, tuple(slices) + tuple([(0, n, 1) for n in rest])), (Op.RESHAPE, rest))
     if rest:
         return views.view(x, moves)
-    return Tensor(views.apply(x.node, moves), x.device)   # (one element: a value of its own, as numpy's scalar)
+    # one element: a value of its own, as numpy's scalar (its nodes made directly: shapes known)
+    shrunk = Node(Op.SHRINK, x.dtype, (1,) * len(items), (x.node,), moves[0][1])
+    return Tensor(Node(Op.RESHAPE, x.dtype, (), (shrunk,), ()), x.device)
 
 
 # ---- reading views of realized memory -----------------------------------------------------------
