@@ -17,6 +17,9 @@ from .ops import Op
 Shape = tuple[int, ...]
 
 
+_PACK_DOUBLE = struct.Struct("<d").pack
+
+
 def _arg_key(arg: Any) -> Any:
     # 0.0 == -0.0 and 1 == 1.0 == True in Python; constants must keep their exact bits and type.
     if isinstance(arg, float):
@@ -46,7 +49,9 @@ class Node:
     depth: int
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None) -> "Node":
-        local = (op, dtype, shape, _arg_key(arg))
+        kind = type(arg)   # (_arg_key inlined for the common args: every op made pays for this)
+        local = (op, dtype, shape, arg if arg is None or kind is tuple else
+                 ("f", _PACK_DOUBLE(arg)) if kind is float else _arg_key(arg))
         key = (local, src)
         ref = _LIVE.get(key)
         node = ref() if ref is not None else None
