@@ -73,15 +73,18 @@ def bound_pending(tensor: "Tensor") -> None:
     """Called for each new tensor at least _HELD_FROM_DEPTH deep: remember it, and cut the
     pending graph here when it has grown past the bound (see above)."""
     node = tensor.node
-    _HELD[id(tensor)] = tensor
+    with _LOCK:   # (any thread may make tensors: a weak dictionary is not safe to share unguarded)
+        _HELD[id(tensor)] = tensor
     if node.depth < PENDING_MIN_DEPTH or (node.depth < PENDING_MAX_DEPTH and node.local != _last_cut[0]):
         return
     _last_cut[0] = node.local
     inside = set(toposort([node], expand=lambda n: n.depth > 0))
-    held = [t for t in list(_HELD.values())
-            if t is not tensor and t.device == tensor.device and t.node.depth and t.node in inside]
-    for t in held + [tensor]:
-        _HELD.pop(id(t), None)
+    with _LOCK:
+        candidates = list(_HELD.values())
+    held = [t for t in candidates if t is not tensor and t.device == tensor.device and t.node.depth and t.node in inside]
+    with _LOCK:
+        for t in held + [tensor]:
+            _HELD.pop(id(t), None)
     realize(tensor, *held)
 
 

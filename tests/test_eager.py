@@ -348,3 +348,31 @@ def test_sum_and_prod_take_dtype(device, dtype):
             got = getattr(x, name)(axis=axis, dtype=dtype)
             assert got.dtype.name == want.dtype.name
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+def test_loops_without_realize_in_several_threads_at_once():
+    import threading
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((20, 7)).astype(np.float32)
+    results, errors = {}, []
+
+    def run(k):
+        try:
+            A, x = lt.asarray(a), lt.zeros(7)
+            for _ in range(150):
+                x = x - 0.01 * (A.T @ (A @ x - float(k)))
+            results[k] = x.numpy()
+        except Exception as error:   # (reported below, with the thread's number)
+            errors.append((k, error))
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for k in range(4):
+        expected = np.zeros(7, np.float32)
+        for _ in range(150):
+            expected = expected - np.float32(0.01) * (a.T @ (a @ expected - np.float32(k)))
+        np.testing.assert_allclose(results[k], expected, rtol=2e-4, atol=1e-5)
