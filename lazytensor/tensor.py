@@ -200,8 +200,13 @@ class Tensor:
         >>> lt.asarray([[5]]).item()
         5
         """
-        if self.size != 1:
+        node = self.node
+        if node.size != 1:
             raise ValueError(f"item() needs a tensor with one element; this one has shape {self.shape}")
+        if node.op in _VIEWS:   # (an element of realized memory: read in place, the common case)
+            values = _read_view(node, self.device)
+            if values is not None:
+                return values.item()
         return self.numpy().item()
 
     def tolist(self) -> Any:
@@ -213,7 +218,7 @@ class Tensor:
         return self.numpy().tolist()
 
     def __bool__(self) -> bool:
-        if self.size != 1:
+        if self.node.size != 1:
             raise ValueError(f"the truth value of a tensor with shape {self.shape} is ambiguous; use .any() or .all()")
         return bool(self.item())
 

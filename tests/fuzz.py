@@ -1003,9 +1003,9 @@ def _write_aliasing_zero_d(c: Candidate) -> bool:
     0-d tensors are values, as numpy's scalars (README, "Semantics")."""
     if c.step.kind != "write":
         return False
-    target = c.ns[c.step.target]
-    return any(isinstance(v, np.ndarray) and v is not target and (v.ndim == 0 or target.ndim == 0)
-               and np.may_share_memory(v, target) for v in c.ns.values())
+    target = c.ns[c.step.target]   # (another name may hold the very array: np.squeeze of a 0-d one)
+    return any(isinstance(v, np.ndarray) and name != c.step.target and (v.ndim == 0 or target.ndim == 0)
+               and np.may_share_memory(v, target) for name, v in c.ns.items())
 
 
 # Where lazytensor differs from numpy on purpose: programs that run into it are not generated.
