@@ -33,7 +33,7 @@ from typing import Callable
 import numpy as np
 
 import lazytensor as lt
-from bench_train import BATCH, SIZES, lazytensor_step   # (this folder is on the path when a benchmark runs)
+from bench_train import BATCH, SIZES, lazytensor_step, problem   # (this folder is on the path when a benchmark runs)
 
 SETTLE = 0.3   # seconds idle before a turn: the other loop's threads (OpenBLAS's, ours) go quiet
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -153,13 +153,7 @@ def bench_mixed(steps: int, turns: int) -> None:
 
 
 def training_step() -> Callable[[], float]:
-    rng = np.random.default_rng(0)
-    bound1, bound2 = 1 / np.sqrt(SIZES[0]), 1 / np.sqrt(SIZES[1])
-    weights = [rng.uniform(-bound1, bound1, (SIZES[1], SIZES[0])), rng.uniform(-bound1, bound1, SIZES[1]),
-               rng.uniform(-bound2, bound2, (SIZES[2], SIZES[1])), rng.uniform(-bound2, bound2, SIZES[2])]
-    weights = [w.astype(np.float32) for w in weights]
-    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-    labels = rng.integers(0, SIZES[2], BATCH)
+    weights, x, labels = problem()
     return lazytensor_step(weights, x, labels, "cpu", jit=True)
 
 

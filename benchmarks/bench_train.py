@@ -86,19 +86,23 @@ def torch_step(weights: list[np.ndarray], x: np.ndarray, labels: np.ndarray) -> 
     return step
 
 
+def problem() -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """The model's initial weights (PyTorch's default init), one batch and its labels."""
+    rng = np.random.default_rng(0)
+    bound1, bound2 = 1 / np.sqrt(SIZES[0]), 1 / np.sqrt(SIZES[1])
+    weights = [rng.uniform(-bound1, bound1, (SIZES[1], SIZES[0])), rng.uniform(-bound1, bound1, SIZES[1]),
+               rng.uniform(-bound2, bound2, (SIZES[2], SIZES[1])), rng.uniform(-bound2, bound2, SIZES[2])]
+    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
+    return [w.astype(np.float32) for w in weights], x, rng.integers(0, SIZES[2], BATCH)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10, help="steps per turn")
     parser.add_argument("--turns", type=int, default=10, help="turns per library")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    bound1, bound2 = 1 / np.sqrt(SIZES[0]), 1 / np.sqrt(SIZES[1])
-    weights = [rng.uniform(-bound1, bound1, (SIZES[1], SIZES[0])), rng.uniform(-bound1, bound1, SIZES[1]),
-               rng.uniform(-bound2, bound2, (SIZES[2], SIZES[1])), rng.uniform(-bound2, bound2, SIZES[2])]
-    weights = [w.astype(np.float32) for w in weights]
-    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-    labels = rng.integers(0, SIZES[2], BATCH)
+    weights, x, labels = problem()
 
     steps = {"numpy": numpy_step([w.copy() for w in weights], x, labels),
              f"lazytensor ({args.device})": lazytensor_step(weights, x, labels, args.device),
