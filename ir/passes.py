@@ -6,6 +6,7 @@ what the outputs reach, so a branch a rule cut off (`where(True, a, b) -> a`) di
 """
 from __future__ import annotations
 
+import math
 import struct
 from typing import Callable, Optional
 
@@ -17,8 +18,32 @@ from .ops import ELEMENTWISE, MOVEMENT, REDUCTION, Op
 from .rules import NUMPY_REFERENCE
 
 
+# The CONST nodes made last for Python ints and floats (`x * 2`: every op with a scalar makes
+# one): found again by value, dtype and shape without converting the value again. (The sign
+# is part of a float's key: 0.0 == -0.0. A nan is never found: nan != nan.) Bounded: cleared
+# when full.
+_RECENT: dict = {}
+_RECENT_MAX = 256
+
+
 def const(value, dtype: DType, shape: tuple[int, ...]) -> Node:
     """A CONST node; the value is stored exactly as `dtype` holds it (float32 rounding, wrap)."""
+    kind = type(value)
+    key = None
+    if (kind is float or kind is int) and type(shape) is tuple:
+        key = (value, kind, dtype, shape, kind is float and math.copysign(1.0, value) < 0)
+        node = _RECENT.get(key)
+        if node is not None:
+            return node
+    node = _const(value, dtype, shape)
+    if key is not None:
+        if len(_RECENT) >= _RECENT_MAX:
+            _RECENT.clear()
+        _RECENT[key] = node
+    return node
+
+
+def _const(value, dtype: DType, shape: tuple[int, ...]) -> Node:
     if type(value) in (float, int) and dtype.name == "float64" and abs(value) < (1 << 53):
         scalar = float(value)   # exact already: the common cases need no numpy round trip
     elif type(value) in (float, int) and dtype.name == "float32" and abs(value) < 3e38:

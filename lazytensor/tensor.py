@@ -988,6 +988,11 @@ _NAMES = {op: op.name.lower() for op in Op}   # for messages (Enum's .name is a 
 
 def binary(op: Op, a: Any, b: Any) -> Tensor:
     """`a op b` with numpy's promotion and broadcasting."""
+    if op in _SAME_DTYPE_OPS:   # (float32/64 operands of one dtype and shape, or Python scalars:
+        fast = _same_float_operands(a, b)   # the result is theirs, no rule to look up)
+        if fast is not None:
+            (x, y), device = fast
+            return Tensor(Node(op, x.dtype, x.shape, (x, y)), device)
     if op in COMPARISON:
         a, b = _comparable(a, b)
         if _unsigned_against_signed(a, b):
@@ -1051,6 +1056,9 @@ def _same_float_operands(*values: Any) -> Optional[tuple[list[Node], str]]:
             return None
     return nodes, device
 
+
+# ops whose result has their float operands' dtype and shape
+_SAME_DTYPE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAX, Op.MIN, Op.POW})
 
 # numpy ufuncs whose result keeps a float32/64 operand dtype (comparisons pass no ufunc)
 _FLOAT_PRESERVING = frozenset({np.add, np.subtract, np.multiply, np.true_divide, np.power, np.maximum, np.minimum,

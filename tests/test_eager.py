@@ -376,3 +376,15 @@ def test_loops_without_realize_in_several_threads_at_once():
         for _ in range(150):
             expected = expected - np.float32(0.01) * (a.T @ (a @ expected - np.float32(k)))
         np.testing.assert_allclose(results[k], expected, rtol=2e-4, atol=1e-5)
+
+
+def test_scalar_constants_found_again_keep_their_sign_type_and_nan():
+    # (recent CONST nodes are found by value: 0.0 == -0.0 and 1 == 1.0 must not collide)
+    x = lt.asarray(np.array([1.0, -2.0], np.float32))
+    for _ in range(2):
+        assert np.signbit((x * 0.0).numpy()).tolist() == [False, True]
+        assert np.signbit((x * -0.0).numpy()).tolist() == [True, False]
+        assert np.isnan((x + float("nan")).numpy()).all()
+        assert (lt.arange(3) * 1).dtype == lt.int64 and (lt.arange(3) * 1.0).dtype == lt.float64   # (numpy's)
+        np.testing.assert_array_equal((x ** 2).numpy(), np.array([1.0, 4.0], np.float32))
+        np.testing.assert_array_equal((x / 3).numpy(), np.array([1.0, -2.0], np.float32) / np.float32(3))
