@@ -24,11 +24,15 @@ class LRU(Generic[V]):
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> Optional[V]:
-        with self._lock:
-            value = self._entries.get(key)
-            if value is not None:
+        # (no lock: each of these is one atomic step of the C OrderedDict, and the only thing a
+        # `put` in another thread can do between them is drop the entry: then it stays dropped)
+        value = self._entries.get(key)
+        if value is not None:
+            try:
                 self._entries.move_to_end(key)
-            return value
+            except KeyError:
+                pass
+        return value
 
     def put(self, key: Hashable, value: V) -> None:
         with self._lock:

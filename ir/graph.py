@@ -29,48 +29,62 @@ def _arg_key(arg: Any) -> Any:
     return arg
 
 
-class Node:
+class _Fields:
+    """Node's storage."""
+    __slots__ = ("op", "dtype", "shape", "src", "arg", "tracks", "local", "depth", "__weakref__")
+
+
+class _Unfinished(_Fields):
+    """A node being made: its fields are written as plain attributes (Node itself refuses
+    writes), then it becomes a Node (the same layout: only its class changes)."""
+    __slots__ = ()
+
+
+class _Entry(weakref.ref):
+    """A live-node table entry: a weak reference that knows its key, so that one shared
+    callback drops the entry when the node dies (no closure made per node)."""
+    __slots__ = ("key",)
+
+
+class Node(_Fields):
     # `tracks` is autograd's memo (lazytensor/autograd.py): whether gradients flow from this node
     # to a leaf tensor; None until asked. A derived fact, so it does not make nodes mutable values.
     # `local` is (op, dtype, shape, arg key): the node without its sources, for structure keys.
     # `depth` is the longest path of pending (not yet computed) nodes down from this one: 0 for a
     # buffer or constant; a realized value's node is set back to 0 (realize.py), so it measures
     # the work still pending under a tensor and the front end can bound it (tensor.py).
-    __slots__ = ("op", "dtype", "shape", "src", "arg", "tracks", "local", "depth", "__weakref__")
+    __slots__ = ()
     # live nodes by (local, src), each entry dropped when its node dies (a weak dictionary, with
     # plain weak references: a WeakValueDictionary's entries cost 4x as much to make)
-    _live: "dict[tuple, weakref.ref[Node]]" = {}
+    _live: "dict[tuple, _Entry]" = {}
 
     op: Op
     dtype: DType
     shape: Shape
     src: tuple["Node", ...]
     arg: Any
+    tracks: Optional[bool]
+    local: tuple
     depth: int
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None) -> "Node":
+        if op is _BUFFER:   # (a buffer's node is never found again: each holds a new Buffer object)
+            return _buffer_node(cls, dtype, shape, arg)
         kind = type(arg)   # (_arg_key inlined for the common args: every op made pays for this)
         local = (op, dtype, shape, arg if arg is None or kind is tuple else
                  ("f", _PACK_DOUBLE(arg)) if kind is float else _arg_key(arg))
         key = (local, src)
-        ref = _LIVE.get(key)
-        node = ref() if ref is not None else None
+        entry = _LIVE.get(key)
+        node = entry() if entry is not None else None
         if node is None:
-            node = object.__new__(cls)
-            set_slot = object.__setattr__
-            set_slot(node, "op", op)
-            set_slot(node, "dtype", dtype)
-            set_slot(node, "shape", tuple(shape))
-            set_slot(node, "src", tuple(src))
-            set_slot(node, "arg", arg)
-            set_slot(node, "tracks", None)
-            set_slot(node, "local", local)
             depth = 0
             for s in src:
                 if s.depth >= depth:
                     depth = s.depth + 1
-            set_slot(node, "depth", depth)
-            _LIVE[key] = weakref.ref(node, lambda _, key=key: _forget(key))
+            node = _made(cls, op, dtype, tuple(shape), tuple(src), arg, local, depth)
+            entry = _Entry(node, _forget)
+            entry.key = key
+            _LIVE[key] = entry
         return node
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -89,13 +103,34 @@ class Node:
 
 
 _LIVE = Node._live
+_BUFFER = Op.BUFFER
 
 
-def _forget(key: tuple) -> None:
-    """A node died: drop its entry, unless a new node took the key since (its entry is live)."""
-    ref = _LIVE.get(key)
-    if ref is not None and ref() is None:
-        del _LIVE[key]
+def _made(cls: type, op: Op, dtype: DType, shape: Shape, src: tuple, arg: Any, local: tuple, depth: int) -> Node:
+    node = object.__new__(_Unfinished)
+    node.op = op
+    node.dtype = dtype
+    node.shape = shape
+    node.src = src
+    node.arg = arg
+    node.tracks = None
+    node.local = local
+    node.depth = depth
+    node.__class__ = cls
+    return node
+
+
+def _buffer_node(cls: type, dtype: DType, shape: Shape, buffer: Any) -> Node:
+    """A BUFFER node, not hash-consed: Buffer objects compare by identity and every buffer node
+    is made with its own, so looking one up could never find another."""
+    shape = tuple(shape)
+    return _made(cls, _BUFFER, dtype, shape, (), buffer, (_BUFFER, dtype, shape, buffer), 0)
+
+
+def _forget(entry: _Entry) -> None:
+    """A node died: drop its entry, unless a new node took the key since."""
+    if _LIVE.get(entry.key) is entry:
+        del _LIVE[entry.key]
 
 
 def toposort(roots: Iterable[Node], expand: Optional[Callable[[Node], bool]] = None) -> list[Node]:

@@ -31,7 +31,7 @@ def const(value, dtype: DType, shape: tuple[int, ...]) -> Node:
     kind = type(value)
     key = None
     if (kind is float or kind is int) and type(shape) is tuple:
-        key = (value, kind, dtype, shape, kind is float and math.copysign(1.0, value) < 0)
+        key = (value, kind, dtype, shape, kind is float and value == 0.0 and math.copysign(1.0, value) < 0)
         node = _RECENT.get(key)
         if node is not None:
             return node

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Optional, Sequence, Union
 from .backends.protocol import Buffer
 from .backends.runtime import CompiledKernel, Runtime
 from .ir.dtypes import DType
-from .ir.graph import Node, toposort
+from .ir.graph import Node
 from .ir.ops import OPAQUE, Op
 
 
@@ -46,26 +46,47 @@ class Plan:
 def structure(roots: list[Node]) -> tuple[tuple, list[Node]]:
     """A hashable description of the graph under `roots` that leaves out which buffers it reads,
     and those buffers' nodes, in the order the description numbers them. (It runs at every
-    realize: each node contributes its stored `local` key and its sources' numbers.)"""
+    realize: each node contributes its stored `local` key and its sources' numbers, in the order
+    of a depth-first walk from the first root and source -- a function of the structure alone.)
+    A buffer contributes (dtype, shape), a constant its `local` (a 4-tuple: never equal to a
+    2-tuple), any other node (local, source numbers)."""
     index: dict[Node, int] = {}
     parts: list[tuple] = []
     leaves: list[Node] = []
-    for node in toposort(roots):
-        index[node] = len(parts)
-        if node.op is Op.BUFFER:
-            leaves.append(node)
-            parts.append((node.dtype, node.shape))
-        else:
-            parts.append((node.local, tuple([index[s] for s in node.src])))
+    for root in roots:
+        stack = [root]   # (a node stays under its unnumbered sources until they are numbered)
+        while stack:
+            node = stack[-1]
+            if node in index:
+                stack.pop()
+                continue
+            ready = True
+            for s in node.src:
+                if s not in index:
+                    if s.src:
+                        stack.append(s)
+                        ready = False
+                    else:   # (a buffer or constant: numbered on the spot)
+                        index[s] = len(parts)
+                        if s.op is _BUFFER:
+                            leaves.append(s)
+                            parts.append((s.dtype, s.shape))
+                        else:
+                            parts.append(s.local)
+            if ready:
+                stack.pop()
+                index[node] = len(parts)
+                if node.src:
+                    parts.append((node.local, tuple([index[s] for s in node.src])))
+                elif node.op is _BUFFER:
+                    leaves.append(node)
+                    parts.append((node.dtype, node.shape))
+                else:
+                    parts.append(node.local)
     return (tuple(parts), tuple([index[r] for r in roots])), leaves
 
 
-def cached(rt: Runtime, key: tuple) -> Optional[Plan]:
-    return rt.plans.get(key)
-
-
-def remember(rt: Runtime, key: tuple, plan: Plan) -> None:
-    rt.plans.put(key, plan)
+_BUFFER = Op.BUFFER
 
 
 def build(specs: list, bases: list[Node], leaves: list[Node], compile_kernel) -> Plan:
@@ -132,7 +153,7 @@ def execute(rt: Runtime, steps: Sequence[Step], frees: Sequence[tuple[int, ...]]
         out = allocate(step.shape, step.dtype)
         if step.shapes is None:
             if step.run is not None:
-                launch(step.run, [out] + [slots[i] for i in step.inputs])
+                launch(step.run, [out, *[slots[i] for i in step.inputs]])
         else:
             inputs = [slots[i] if slots[i].shape == shape else slots[i].reshaped(shape)
                       for i, shape in zip(step.inputs, step.shapes)]

@@ -116,7 +116,15 @@ def values(*tensors: "Tensor") -> list[Node]:
     """Realize the tensors together; the value (a BUFFER node) of each, computed from what it
     held when this was called. Each tensor then holds its value, unless it was written to (by
     another thread) meanwhile: a newer write is never replaced by an older value."""
-    wanted = [(t, t.node) for t in tensors]   # (the nodes now: other threads may write meanwhile)
+    if len(tensors) == 1 and not _WITH_NEXT.data:   # (the common case, on its own short path)
+        t = tensors[0]
+        node = t.node   # (the node now: other threads may write meanwhile)
+        if node.op is _BUFFER:
+            return [node]
+        if _REALIZED.data and node in _REALIZED:
+            return [_REALIZED[node]]
+        return [_settle(t, node, _run(runtime(t.device), [node])[0])]
+    wanted = [(t, t.node) for t in tensors]
     taken = wanted
     if _WITH_NEXT.data:
         devices = {t.device for t in tensors}
@@ -126,34 +134,60 @@ def values(*tensors: "Tensor") -> list[Node]:
                 _WITH_NEXT.pop(id(t), None)
         taken = wanted + [(t, t.node) for t in riders]
     by_device: dict[str, list[tuple["Tensor", Node]]] = {}
+    known = _REALIZED.data
     for t, node in taken:
-        if node.op is not Op.BUFFER and (not _REALIZED.data or node not in _REALIZED):
-            by_device.setdefault(t.device, []).append((t, node))
+        if node.op is not _BUFFER and (not known or node not in _REALIZED):
+            pending = by_device.get(t.device)
+            if pending is None:
+                by_device[t.device] = [(t, node)]
+            else:
+                pending.append((t, node))
+    if not by_device:
+        return [realized_value(node) for _, node in wanted]
     computed: dict[Node, Node] = {}
     for device, pending in by_device.items():
-        rt = runtime(device)
-        graph = _known_values([node for _, node in pending])
-        key, leaves = plan.structure(graph)
-        found = plan.cached(rt, key)
-        if found is None:
-            found = _plan(rt, graph, leaves)
-            plan.remember(rt, key, found)
-        else:
-            rt.stats.plan_cache_hits += 1
-        buffers = [leaf.arg for leaf in leaves]
-        outputs = plan.run(rt, found, buffers)
-        if capture.RECORDING is not None:
-            capture.ran(rt, found, buffers, outputs)
+        outputs = _run(runtime(device), [node for _, node in pending])
         for (t, node), buffer in zip(pending, outputs):
-            value = computed[node] = Node(Op.BUFFER, node.dtype, node.shape, (), buffer.reshaped(node.shape))
-            if tracks(node):
-                _REALIZED[node] = value
-                object.__setattr__(node, "depth", 0)   # (nothing pending under it now: see Node.depth)
-            else:
-                with _LOCK:
-                    if t.node is node:
-                        t.node = value
+            computed[node] = _settle(t, node, buffer)
     return [computed.get(node) or realized_value(node) for _, node in wanted]
+
+
+def _settle(tensor: "Tensor", node: Node, buffer) -> Node:
+    """The value node of `node`, computed into `buffer` for `tensor`, which holds it from now
+    on: autograd still needs the node itself where it tracks a leaf (its value is found in
+    _REALIZED then), and a tensor written to meanwhile keeps the newer write."""
+    if buffer.shape != node.shape:
+        buffer = buffer.reshaped(node.shape)
+    value = Node(_BUFFER, node.dtype, node.shape, (), buffer)
+    if tracks(node):
+        _REALIZED[node] = value
+        object.__setattr__(node, "depth", 0)   # (nothing pending under it now: see Node.depth)
+    else:
+        with _LOCK:
+            if tensor.node is node:
+                tensor.node = value
+    return value
+
+
+def _run(rt: Runtime, roots: list[Node]) -> list:
+    """The buffers of `roots` on `rt`'s device, by the plan cached for their graph's structure
+    (made first where there is none)."""
+    graph = _known_values(roots) if _REALIZED.data else roots
+    key, leaves = plan.structure(graph)
+    found = rt.plans.get(key)
+    if found is None:
+        found = _plan(rt, graph, leaves)
+        rt.plans.put(key, found)
+    else:
+        rt.stats.plan_cache_hits += 1
+    buffers = [leaf.arg for leaf in leaves]
+    outputs = plan.run(rt, found, buffers)
+    if capture.RECORDING is not None:
+        capture.ran(rt, found, buffers, outputs)
+    return outputs
+
+
+_BUFFER = Op.BUFFER
 
 
 def _plan(rt: Runtime, graph: list[Node], leaves: list[Node]) -> plan.Plan:
@@ -173,8 +207,6 @@ def _plan(rt: Runtime, graph: list[Node], leaves: list[Node]) -> plan.Plan:
 
 def _known_values(roots: list[Node]) -> list[Node]:
     """The graph with every node realized before replaced by its buffer (nothing is recomputed)."""
-    if not _REALIZED.data:
-        return roots
     memo: dict[Node, Node] = {}
     for node in toposort(roots, expand=lambda n: n not in _REALIZED):
         src = tuple(memo[s] for s in node.src) if node not in _REALIZED else ()

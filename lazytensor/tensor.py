@@ -22,6 +22,8 @@ from .ir.passes import const
 from .ir.rules import make
 from .realize import _HELD_FROM_DEPTH, _REALIZED, bound_pending, realize, realized_value, values
 
+_LEAVES_DATA = autograd._LEAVES.data   # (the leaves' weak dictionary's own dict: emptiness is cheap to test)
+
 Scalar = Union[bool, int, float]
 AxisError = np.exceptions.AxisError
 
@@ -42,7 +44,10 @@ class Tensor:
     def __init__(self, node: Node, device: str = "cpu"):
         if not 0 < math.prod(node.shape) <= _SURELY_FITS:   # (the common case costs one product: ~40 ns)
             check_size(node.shape, node.dtype)
-        self.node, self.requires_grad = adopt(node)
+        if _LEAVES_DATA:   # (else nothing can track a leaf: no need to ask autograd)
+            self.node, self.requires_grad = adopt(node)
+        else:
+            self.node, self.requires_grad = node, False
         self.device = device
         self.grad: Optional[Tensor] = None
         self._alias = None
@@ -139,7 +144,7 @@ class Tensor:
 
         >>> y = (lt.ones(3) * 2).realize()
         """
-        realize(self)
+        values(self)
         return self
 
     def _buffer(self):
@@ -988,11 +993,10 @@ _NAMES = {op: op.name.lower() for op in Op}   # for messages (Enum's .name is a 
 
 def binary(op: Op, a: Any, b: Any) -> Tensor:
     """`a op b` with numpy's promotion and broadcasting."""
-    if op in _SAME_DTYPE_OPS:   # (float32/64 operands of one dtype and shape, or Python scalars:
-        fast = _same_float_operands(a, b)   # the result is theirs, no rule to look up)
-        if fast is not None:
-            (x, y), device = fast
-            return Tensor(Node(op, x.dtype, x.shape, (x, y)), device)
+    if op in _SAME_DTYPE_OPS:   # (float32/64 operands of one dtype and shape, or a Python scalar:
+        node = _same_float_node(op, a, b)   # the result is theirs, no rule to look up)
+        if node is not None:
+            return Tensor(node, a.device if type(a) is Tensor else b.device)
     if op in COMPARISON:
         a, b = _comparable(a, b)
         if _unsigned_against_signed(a, b):
@@ -1055,6 +1059,33 @@ def _same_float_operands(*values: Any) -> Optional[tuple[list[Node], str]]:
         else:
             return None
     return nodes, device
+
+
+def _same_float_node(op: Op, a: Any, b: Any) -> Optional[Node]:
+    """`a op b`'s node where it needs no promotion nor broadcasting: float32/64 tensors of one
+    dtype, shape and device, or one such tensor and a Python float (or an int exact in float32).
+    None otherwise: the general path decides. (Every small op of eager code comes here.)"""
+    if type(a) is Tensor:
+        x = a.node
+        dtype = x.dtype
+        if dtype is not float32 and dtype is not float64:
+            return None
+        if type(b) is Tensor:
+            y = b.node
+            if y.dtype is dtype and y.shape == x.shape and b.device == a.device:
+                return Node(op, dtype, x.shape, (x, y))
+            return None
+        kind = type(b)
+        if kind is float or (kind is int and -(1 << 24) < b < (1 << 24)):
+            return Node(op, dtype, x.shape, (x, const(b, dtype, x.shape)))
+        return None
+    if type(b) is Tensor:
+        y = b.node
+        dtype = y.dtype
+        kind = type(a)
+        if (dtype is float32 or dtype is float64) and (kind is float or (kind is int and -(1 << 24) < a < (1 << 24))):
+            return Node(op, dtype, y.shape, (const(a, dtype, y.shape), y))
+    return None
 
 
 # ops whose result has their float operands' dtype and shape

@@ -35,6 +35,28 @@ def test_a_shared_input_is_another_structure(rng):
     np.testing.assert_allclose((lb * la - lb).numpy(), b * a - b, rtol=1e-6)
 
 
+def test_which_input_each_branch_reads_is_part_of_the_structure(rng):
+    # (a+b)*(c+a), (a+b)*(b+c), (a+b)*(c+c): the same ops, dtypes and shapes over three inputs
+    # (or two); only which input each branch reads tells them apart
+    a, b, c = (rng.standard_normal(7).astype(np.float32) for _ in range(3))
+    la, lb, lc = lt.asarray(a), lt.asarray(b), lt.asarray(c)
+    for _ in range(2):
+        np.testing.assert_allclose(((la + lb) * (lc + la)).numpy(), (a + b) * (c + a), rtol=1e-6)
+        np.testing.assert_allclose(((la + lb) * (lb + lc)).numpy(), (a + b) * (b + c), rtol=1e-6)
+        np.testing.assert_allclose(((la + lb) * (lc + lc)).numpy(), (a + b) * (c + c), rtol=1e-6)
+        np.testing.assert_allclose(((lc + lb) * (la + lb)).numpy(), (c + b) * (a + b), rtol=1e-6)
+        np.testing.assert_allclose((((la + lb) * 2) * ((la + lb) * 2 + lc)).numpy(),
+                                   ((a + b) * 2) * ((a + b) * 2 + c), rtol=1e-6)
+
+
+def test_the_same_buffer_under_two_nodes_reads_the_same_memory(rng):
+    a = rng.standard_normal(5).astype(np.float32)
+    x = lt.asarray(a)
+    twin = lt.Tensor(lt.ir.graph.Node(lt.ir.ops.Op.BUFFER, x.dtype, x.shape, (), x.node.arg))
+    assert twin.node is not x.node   # (buffer nodes are not hash-consed: each is its own leaf)
+    np.testing.assert_allclose((x * twin - x).numpy(), a * a - a, rtol=1e-6)
+
+
 @pytest.mark.parametrize("change", ["constant", "shape", "dtype", "negative zero"])
 def test_what_changes_the_structure_changes_the_result(rng, change):
     a = rng.standard_normal(6)

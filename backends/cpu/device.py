@@ -31,6 +31,7 @@ from .threads import NativePool, PythonPool, worker_pool
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _POOL_LOCK = threading.Lock()
+_ARGS = [ctypes.c_void_p * count for count in range(64)]   # a kernel's argument array, by count
 
 
 class CPUDevice:
@@ -42,6 +43,7 @@ class CPUDevice:
         self._jit = SharedJIT()
         self._memory = MemoryPool()
         self._threads: NativePool | PythonPool | None = None
+        self._one_core = self.target.cores == 1
 
     # ---- memory ---------------------------------------------------------------------------
 
@@ -94,9 +96,10 @@ class CPUDevice:
         return program
 
     def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None:
-        args = (ctypes.c_void_p * len(buffers))(*[b.address for b in buffers])
+        count = len(buffers)
+        args = (_ARGS[count] if count < len(_ARGS) else ctypes.c_void_p * count)(*[b.address for b in buffers])
         extent = kernel.parallel_extent
-        if not extent or extent == 1 or self.target.cores == 1:
+        if not extent or extent == 1 or self._one_core:
             program(args, 0, extent or 1)
         else:
             self._thread_pool().run(program, args, extent)
