@@ -420,13 +420,14 @@ class Recording:
         grad_writes = [(self._where(t), None if t.grad is None else final(t.grad, t.grad.node))
                        for t in grads_changed]
         kept = [r[0] for r in results] + [w[1][0] for w in writes] + [w[1][0] for w in grad_writes if w[1]]
-        frees = plan.frees(n_leaves, steps, kept)
         bounds = [first for _, first in segments] + [len(steps)]
+        devices = [rt.device.name for (rt, _), a, b in zip(segments, bounds, bounds[1:]) for _ in range(a, b)]
+        frees, takes = plan.memory(n_leaves, steps, kept, devices)
         return Program(
             guards=self.guards, readers=readers,
             grad_guards=[(self._where(t), g is None) for t, g in self.grads_seen.values() if g is not _UNREAD],
             randoms=[make for _, make in self.randoms], constants=constants,
-            segments=[(rt, steps[a:b], frees[a:b]) for (rt, _), a, b in zip(segments, bounds, bounds[1:])],
+            segments=[(rt, steps[a:b], frees[a:b], takes[a:b]) for (rt, _), a, b in zip(segments, bounds, bounds[1:])],
             structure=structure, results=results, writes=writes, grad_writes=grad_writes)
 
 
@@ -442,7 +443,7 @@ class Program:
     grad_guards: list[tuple[Where, bool]]
     randoms: list[Callable[[], Tensor]]
     constants: list[Buffer]
-    segments: list[tuple[Runtime, list[plan.Step], tuple]]
+    segments: list[tuple[Runtime, list[plan.Step], tuple, tuple]]   # (runtime, steps, frees, takes)
     structure: Hashable
     results: list[tuple[int, tuple[int, ...], Any, str]]             # (slot, shape, dtype, device)
     writes: list[tuple[Where, tuple]]                                 # new node of a tensor
@@ -470,8 +471,8 @@ class Program:
             slots.append(node.arg)
         slots.extend(make().node.arg for make in self.randoms)
         slots.extend(self.constants)
-        for rt, steps, frees in self.segments:
-            plan.execute(rt, steps, frees, slots)
+        for rt, steps, frees, takes in self.segments:
+            plan.execute(rt, steps, frees, takes, slots)
         STATS.jit_replays += 1
         for where, (slot, shape, dtype, device) in self.writes:
             _put(_at(where, inputs), _buffer_node(slots[slot], shape, dtype))

@@ -41,6 +41,7 @@ class Plan:
     outputs: tuple[int, ...]
     read_leaves: tuple[int, ...]   # the input slots some step reads (their device is checked)
     frees: tuple[tuple[int, ...], ...]   # per step
+    takes: tuple[Optional[int], ...]     # per step: the dropped slot whose memory it writes (see memory())
 
 
 def structure(roots: list[Node]) -> tuple[tuple, list[Node]]:
@@ -114,22 +115,40 @@ def build(specs: list, bases: list[Node], leaves: list[Node], compile_kernel) ->
             step = Step(compile_kernel(spec), tuple(inputs), spec.root.shape, spec.root.dtype)
         add(step, spec.root)
     outputs = tuple(slot[b] if b in slot else add(Step(None, (), b.shape, b.dtype), b) for b in bases)
-    return Plan(len(leaves), tuple(steps), outputs, tuple(sorted(read)), frees(len(leaves), steps, outputs))
+    return Plan(len(leaves), tuple(steps), outputs, tuple(sorted(read)), *memory(len(leaves), steps, outputs))
 
 
-def frees(n_leaves: int, steps: Sequence[Step], outputs: Iterable[int]) -> tuple[tuple[int, ...], ...]:
-    """For each step, the intermediate slots it is the last to read (never an input or output)."""
+def memory(n_leaves: int, steps: Sequence[Step], outputs: Iterable[int],
+           devices: Optional[Sequence[Any]] = None) -> tuple[tuple[tuple[int, ...], ...], tuple[Optional[int], ...]]:
+    """Where each step's output lives: (frees, takes), per step. An intermediate slot (never an
+    input or output) is read no more after its last reader; a later step of the same shape and
+    dtype (on the same device: `devices` per step, where the steps span several) writes into its
+    memory -- `takes` is that slot, or None to allocate -- and the other intermediates are dropped
+    after their last reader (`frees`), their memory going back to the device's pool. A chain of
+    kernels thus runs in a few buffers, without a trip through the pool per kernel. (No step
+    takes memory it reads: what it takes was last read by an earlier step.)"""
     last: dict[int, int] = {}
     for j, step in enumerate(steps):
         for i in step.inputs:
             if i >= n_leaves:
                 last[i] = j
     kept = set(outputs)
-    dropped: list[list[int]] = [[] for _ in steps]
+    ends: list[list[int]] = [[] for _ in steps]
     for i, j in last.items():
         if i not in kept:
-            dropped[j].append(i)
-    return tuple(tuple(sorted(d)) for d in dropped)
+            ends[j].append(i)
+
+    def kind(j: int) -> tuple:
+        return steps[j].shape, steps[j].dtype, None if devices is None else devices[j]
+    spare: dict[tuple, list[int]] = {}   # dropped slots by (shape, dtype, device), not yet taken
+    takes: list[Optional[int]] = []
+    for j in range(len(steps)):
+        free = spare.get(kind(j))
+        takes.append(free.pop() if free else None)
+        for i in sorted(ends[j]):
+            spare.setdefault(kind(i - n_leaves), []).append(i)
+    taken = set(takes)
+    return tuple(tuple(i for i in sorted(e) if i not in taken) for e in ends), tuple(takes)
 
 
 def run(rt: Runtime, plan: Plan, buffers: list[Buffer]) -> list[Buffer]:
@@ -141,16 +160,23 @@ def run(rt: Runtime, plan: Plan, buffers: list[Buffer]) -> list[Buffer]:
             raise ValueError(f"this computation on {here} reads tensors on {', '.join(foreign)}; "
                              "move them with .to(device) first")
     slots: list[Optional[Buffer]] = list(buffers)
-    execute(rt, plan.steps, plan.frees, slots)
+    execute(rt, plan.steps, plan.frees, plan.takes, slots)
     return [slots[i] for i in plan.outputs]
 
 
-def execute(rt: Runtime, steps: Sequence[Step], frees: Sequence[tuple[int, ...]], slots: list) -> None:
-    """Run `steps` in order, each appending its output to `slots` (which hold the inputs first);
-    after step j the slots `frees[j]` are dropped, so their memory can serve a later step."""
+def execute(rt: Runtime, steps: Sequence[Step], frees: Sequence[tuple[int, ...]], takes: Sequence[Optional[int]],
+            slots: list) -> None:
+    """Run `steps` in order, each appending its output to `slots` (which hold the inputs first):
+    step j writes into the buffer of slot `takes[j]` (moved out of that slot), or into new
+    memory; after step j the slots `frees[j]` are dropped, so their memory can serve a later
+    step. (Queues run in order: a step may write memory an earlier one read.)"""
     allocate, launch = rt.device.allocate, rt.launch
-    for step, done in zip(steps, frees):
-        out = allocate(step.shape, step.dtype)
+    for step, done, take in zip(steps, frees, takes):
+        if take is None:
+            out = allocate(step.shape, step.dtype)
+        else:
+            out = slots[take]
+            slots[take] = None
         if step.shapes is None:
             if step.run is not None:
                 launch(step.run, [out, *[slots[i] for i in step.inputs]])

@@ -618,8 +618,9 @@ def test_gradients_accumulate_across_replays_like_eager(rng):
 
 
 def test_intermediates_of_a_replay_share_memory(rng):
-    """The captured program frees each intermediate after its last reader: a chain of 8 realized
-    steps of 4 MB each replays in a few blocks of memory, not 8."""
+    """The captured program reuses each intermediate's memory after its last reader: a chain of
+    8 realized steps of 4 MB each replays in two blocks of memory (each step writes where the
+    step before last did), allocated once, not 8."""
     @lt.jit
     def chain(x):
         for _ in range(8):
@@ -645,7 +646,7 @@ def test_intermediates_of_a_replay_share_memory(rng):
     for _ in range(8):
         want = want * np.float32(1.5) + np.float32(1.0)
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-4)
-    assert len(addresses) == 8 and len(set(addresses)) <= 3
+    assert len(addresses) == 2 and len(set(addresses)) == 2
 
 
 def test_a_long_jitted_loop_keeps_its_memory_flat():

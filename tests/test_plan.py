@@ -135,9 +135,9 @@ def test_a_training_step_is_a_cached_plan():
 
 
 def test_intermediates_whose_lifetimes_do_not_overlap_share_memory(rng, device):
-    """A chain of steps (sorts are steps of their own, each after a kernel): each intermediate
-    goes back to the pool after its last reader, and a later step's output of the same size
-    takes its memory. The values are unchanged, and the inputs and outputs are never reused."""
+    """A chain of steps (sorts are steps of their own, each after a kernel): a later step of the
+    same shape and dtype writes into an intermediate's memory after its last reader (the rest
+    go back to the pool). The values are unchanged, and the inputs and outputs are never reused."""
     x = rng.standard_normal(4096).astype(np.float32)
     X = lt.asarray(x, device=device)
     rt = runtime(X.device)
@@ -145,7 +145,7 @@ def test_intermediates_whose_lifetimes_do_not_overlap_share_memory(rng, device):
 
     def spy(shape, dtype):
         buffer = allocate(shape, dtype)
-        addresses.append(buffer.address if buffer.address is not None else id(buffer.handle))
+        addresses.append(buffer.address or id(buffer.handle))   # (an OpenCL buffer has no address)
         return buffer
 
     def chain(T):
@@ -162,7 +162,25 @@ def test_intermediates_whose_lifetimes_do_not_overlap_share_memory(rng, device):
     for _ in range(4):
         want = np.sort(want * np.float32(1.5) + np.float32(1.0))
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)   # (x*1.5+1 is one fma here)
-    assert len(addresses) == 8                      # a kernel and a sort per link
-    assert len(set(addresses)) <= 3                 # ... in at most three blocks of memory
+    # a kernel and a sort per link, 8 steps, in two blocks of memory: each step writes where the
+    # step before last did
+    assert len(addresses) == 2 and len(set(addresses)) == 2
     found = next(reversed(rt.plans.values()))   # the plan just built records what each step frees
-    assert any(found.frees) and not set(found.outputs) & {i for f in found.frees for i in f}
+    reused = {i for f in found.frees for i in f} | {i for i in found.takes if i is not None}
+    assert len(found.steps) == 8 and not reused & (set(found.outputs) | set(range(found.n_leaves)))
+    for j, take in enumerate(found.takes):   # (never memory the step itself reads)
+        assert take is None or take not in found.steps[j].inputs
+
+
+def test_memory_reuse_stays_on_its_device_shape_and_dtype():
+    f32 = lt.float32
+    step = lambda inputs, shape=(4,), dtype=f32: plan.Step(None, inputs, shape, dtype)   # noqa: E731
+    # slots: 0 the input; 1..5 the steps' outputs, each read by the next step; 5 is the output
+    steps = [step((0,)), step((1,)), step((2,)), step((3,), (2, 2)), step((4,))]
+    frees, takes = plan.memory(1, steps, [5])
+    assert takes == (None, None, 1, None, 3)   # never the input, the output, a (2, 2) slot
+    assert frees == ((), (), (2,), (), (4,))   # (slots 1 and 3 are taken, not dropped)
+    devices = ["cpu", "opencl:0", "opencl:0", "opencl:0", "opencl:0"]
+    assert plan.memory(1, steps, [5], devices)[1] == (None, None, None, None, 3)   # slot 1 is cpu memory
+    steps[2] = step((2,), (4,), lt.float64)
+    assert plan.memory(1, steps, [5])[1] == (None, None, None, None, 2)   # slot 3 holds float64
