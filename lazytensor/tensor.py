@@ -209,6 +209,9 @@ class Tensor:
         if node.size != 1:
             raise ValueError(f"item() needs a tensor with one element; this one has shape {self.shape}")
         if node.op in _VIEWS:   # (an element of realized memory: read in place, the common case)
+            value = _read_element(node, self.device)
+            if value is not None:
+                return value.item()
             values = _read_view(node, self.device)
             if values is not None:
                 return values.item()
@@ -763,8 +766,11 @@ class Tensor:
         return views.fresh(self.reshape(-1))
 
     def __getitem__(self, index) -> "Tensor":
-        if type(index) is int or (type(index) is tuple and all(type(i) is int for i in index)):
-            return _elements(self, index)   # (reading elements is common: cheap, past the general rules)
+        kind = type(index)
+        if kind is int or kind is tuple:   # (reading elements is common: cheap, past the general rules)
+            found = _elements(self, (index,) if kind is int else index)
+            if found is not None:
+                return found
         return movement.getitem(self, index)
 
     def __setitem__(self, index, value) -> None:
@@ -772,32 +778,57 @@ class Tensor:
         movement.setitem(self, index, value)
 
 
-def _elements(x: Tensor, index) -> Tensor:
-    """x[i, j, ...] with Python ints (fewer than x.ndim: the rest are whole axes)."""
-    items = (index,) if type(index) is int else index
-    if len(items) > x.ndim:
+def _elements(x: Tensor, items: tuple) -> Optional[Tensor]:
+    """x[i, j, ...] with Python ints (fewer than x.ndim: the rest are whole axes); None where an
+    item is anything else (the general rules decide)."""
+    shape = x.node.shape
+    slices = []
+    for i, size in zip(items, shape):
+        if type(i) is not int:
+            return None
+        if i < 0:
+            i += size
+        if not 0 <= i < size:
+            axis = len(slices)
+            raise IndexError(f"index {items[axis]} is out of bounds for axis {axis} with size {size}")
+        slices.append((i, i + 1, 1))
+    if len(items) != len(slices):   # (more items than axes, or a non-int among the extra ones)
+        if any(type(i) is not int for i in items):
+            return None
         raise IndexError(f"too many indices for tensor: tensor is {x.ndim}-dimensional, but {len(items)} were indexed")
     if not items:   # x[()]: of a 0-d tensor its value (numpy's scalar), else a view of all of it
         return x._new(x.node) if not x.ndim else views.view(x, ())
-    slices = []
-    for axis, i in enumerate(items):
-        size = x.shape[axis]
-        if not -size <= i < size:
-            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
-        i %= size
-        slices.append((i, i + 1, 1))
-    rest = x.shape[len(items):]
-    moves = ((Op.SHRINK, tuple(slices) + tuple([(0, n, 1) for n in rest])), (Op.RESHAPE, rest))
+    rest = shape[len(items):]
     if rest:
-        return views.view(x, moves)
+        return views.view(x, ((Op.SHRINK, tuple(slices) + tuple([(0, n, 1) for n in rest])), (Op.RESHAPE, rest)))
     # one element: a value of its own, as numpy's scalar (its nodes made directly: shapes known)
-    shrunk = Node(Op.SHRINK, x.dtype, (1,) * len(items), (x.node,), moves[0][1])
-    return Tensor(Node(Op.RESHAPE, x.dtype, (), (shrunk,), ()), x.device)
+    shrunk = Node(Op.SHRINK, x.node.dtype, (1,) * len(items), (x.node,), tuple(slices))
+    return Tensor(Node(Op.RESHAPE, shrunk.dtype, (), (shrunk,), ()), x.device)
 
 
 # ---- reading views of realized memory -----------------------------------------------------------
 
 _VIEWS = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.SHRINK, Op.FLIP})
+
+
+def _read_element(node: Node, device: str) -> Optional[np.generic]:
+    """The value of an element of realized memory as `_elements` makes it (x[i, j, k] of a
+    realized x: a RESHAPE to () of a one-element SHRINK of a buffer), read from that memory: the
+    common read, on its own short path. None for any other node (_read_view reads those)."""
+    if node.op is not Op.RESHAPE or node.shape or node.src[0].op is not Op.SHRINK:
+        return None
+    shrink = node.src[0]
+    base = shrink.src[0]
+    if base.op is not Op.BUFFER:
+        base = _REALIZED.get(base) if _REALIZED.data else None
+        if base is None:
+            return None
+    offset = 0
+    for (start, _, _), n in zip(shrink.arg, base.shape):   # (each range holds one element: its start)
+        offset = offset * n + start
+    if capture.RECORDING is not None:
+        capture.reading(base.arg)
+    return runtime(device).device.read(base.arg, offset, 1)[0]
 
 
 def _read_view(node: Node, device: str) -> Optional[np.ndarray]:

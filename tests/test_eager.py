@@ -152,6 +152,34 @@ def test_elements_items_lists_and_iteration_compile_nothing(device):
     assert (launched(), lt.stats()["kernels_compiled"]) == before
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "int64", "float16", "float32", "float64"])
+def test_element_reads_match_numpy_for_every_dtype_and_index(device, dtype):
+    rng = np.random.default_rng(8)
+    for shape in [(1,), (7,), (3, 1, 4), (2, 5, 1, 3)]:
+        values = (rng.standard_normal(shape) * 50).astype(dtype)
+        x = lt.asarray(values, device=device).realize()
+        realized_reshape = (x.reshape(-1) if len(shape) > 1 else x).realize()   # (memory seen with another shape)
+        flat = values.reshape(-1)
+        for _ in range(6):
+            index = tuple(int(rng.integers(-n, n)) for n in shape)
+            assert x[index].item() == values[index]
+            assert type(x[index].item()) is type(values[index].item())
+            k = int(rng.integers(-flat.size, flat.size))
+            assert realized_reshape[k].item() == flat[k]
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[0, 5, 0, 0]
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0, 0, 0]
+
+
+def test_element_reads_of_tensors_autograd_tracks_and_of_pending_values():
+    w = lt.asarray(np.arange(6.0, dtype=np.float32).reshape(2, 3), requires_grad=True)
+    y = (w * 2).realize()   # (its node stays, for backward: its value is found aside)
+    assert y[1, 2].item() == 10.0 and float(w[0, 1]) == 1.0
+    pending = lt.asarray(np.arange(4.0)) + 1   # (not realized: computed for the read)
+    assert pending[-1].item() == 4.0 and bool(pending[0])
+
+
 def test_iterating_a_0d_tensor_raises_at_iter():
     with pytest.raises(TypeError, match="0-d"):
         iter(lt.asarray(1.0))

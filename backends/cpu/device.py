@@ -74,8 +74,11 @@ class CPUDevice:
         return view
 
     def read(self, buffer: Buffer, start: int, count: int) -> np.ndarray:
-        """Elements start..start+count-1 of the buffer's memory (row-major): a read-only view."""
-        return self.to_numpy(buffer).reshape(-1)[start:start + count]
+        """Elements start..start+count-1 of the buffer's memory (row-major): a read-only view,
+        valid while the buffer lives (a caller that keeps the values copies them)."""
+        view = buffer.handle[start:start + count]
+        view.flags.writeable = False
+        return view
 
     # ---- kernels --------------------------------------------------------------------------
 
