@@ -18,30 +18,32 @@ def matmul(a: Any, b: Any) -> Tensor:
     >>> (lt.ones((2, 3)) @ lt.ones((3, 4))).shape
     (2, 4)
     """
-    from .creation import asarray
-    device = a.device if isinstance(a, Tensor) else b.device
-    a = a if isinstance(a, Tensor) else asarray(a, device=device)
-    b = b if isinstance(b, Tensor) else asarray(b, device=device)
-    if a.device != b.device:
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        from .creation import asarray
+        device = a.device if isinstance(a, Tensor) else b.device
+        a = a if isinstance(a, Tensor) else asarray(a, device=device)
+        b = b if isinstance(b, Tensor) else asarray(b, device=device)
+    device = a.device
+    if b.device != device:
         raise ValueError(f"matmul: operands are on different devices ({a.device} and {b.device})")
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: both operands need at least one axis; got shapes {a.shape} and {b.shape} "
                          "(use * to multiply by a scalar)")
-    a2 = a.reshape(1, -1) if a.ndim == 1 else a
-    b2 = b.reshape(-1, 1) if b.ndim == 1 else b
-    m, k = a2.shape[-2:]
-    k2, n = b2.shape[-2:]
+    a_shape = a.shape if a.ndim > 1 else (1,) + a.shape   # (a vector is a row on the left, a column on the right)
+    b_shape = b.shape if b.ndim > 1 else b.shape + (1,)
+    m, k = a_shape[-2:]
+    k2, n = b_shape[-2:]
     if k != k2:
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned: "
                          f"{k} (last axis of the first) != {k2} (axis -2 of the second)")
     try:
-        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+        batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
     except ValueError:
         raise ValueError(f"matmul: the batch axes of shapes {a.shape} and {b.shape} do not broadcast") from None
     dtype = result_type(a.dtype, b.dtype)
     full = batch + (m, k, n)
-    left = broadcast_node(make(Op.RESHAPE, a2.node, arg=a2.shape + (1,)), full)
-    right = broadcast_node(make(Op.RESHAPE, b2.node, arg=b2.shape[:-2] + (1, k, n)), full)
+    left = broadcast_node(make(Op.RESHAPE, a.node, arg=a_shape + (1,)), full)
+    right = broadcast_node(make(Op.RESHAPE, b.node, arg=b_shape[:-2] + (1, k, n)), full)
     summed = sum_of_products(left, right, (len(full) - 2,), dtype)
     out_shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
     return Tensor(make(Op.RESHAPE, summed, arg=out_shape), device)

@@ -29,8 +29,9 @@ def test_gradient_descent_loop_without_realize_matches_numpy_and_stays_bounded(d
         expected = expected - np.float32(0.01) * (a.T @ (a @ expected - b))
         assert x.node.depth <= realize_module.PENDING_MAX_DEPTH
     np.testing.assert_allclose(x.numpy(), expected, rtol=2e-4, atol=1e-5)
-    # each step's work is done once: a few kernels a step, not a kernel that recomputes the history
-    assert launched() - before <= 2 * 120 + 5
+    # each step's work is done once: two kernels a step (and a value live at a cut, computed
+    # into memory there: a few more), not a kernel that recomputes the history
+    assert launched() - before <= 2.5 * 120
 
 
 def test_loop_steps_replay_plans_and_compile_nothing_new():
