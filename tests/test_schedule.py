@@ -95,6 +95,24 @@ def test_heuristics_parallelize_and_vectorize():
     assert not any(isinstance(p, Parallel) for p in heuristic_schedule(collapse_axes(spec.expr), target))
 
 
+@pytest.mark.parametrize("length", [100, 300, 500, 512, 784, 4096])
+def test_a_reduction_takes_the_accumulators_that_leave_least_to_a_scalar_tail(length):
+    # (a float32 max: no partial sums; the part of the row after the last full step of lanes x
+    # accumulators runs as a scalar chain, so 500 takes 2 accumulators, 512 takes 4)
+    target = runtime("cpu").device.target
+    lanes = max(1, target.simd_bytes // 4)
+    values = np.random.default_rng(length).standard_normal((64, length)).astype(np.float32)
+    rows = lt.asarray(values).max(axis=1, keepdims=True)
+    (spec,) = fuse(optimize([rows.node]))
+    unroll = next(p.factor for p in heuristic_schedule(collapse_axes(spec.expr), target)
+                  if isinstance(p, Unroll) and p.axis.startswith("r"))
+
+    def cost(a: int) -> int:
+        return length // (lanes * a) + length % (lanes * a)
+    assert unroll in (2, 4) and all(cost(unroll) < cost(a) or (cost(unroll) == cost(a) and unroll >= a) for a in (2, 4))
+    np.testing.assert_array_equal(rows.numpy(), values.max(axis=1, keepdims=True))
+
+
 def test_collapse_makes_contiguous_elementwise_one_loop():
     x = lt.asarray(np.ones((64, 32, 16), np.float32))
     (spec,) = fuse(optimize([(x * 2).node]))
