@@ -78,10 +78,14 @@ def bound_pending(tensor: "Tensor") -> None:
     if node.depth < PENDING_MIN_DEPTH or (node.depth < PENDING_MAX_DEPTH and node.local != _last_cut[0]):
         return
     _last_cut[0] = node.local
-    inside = set(toposort([node], expand=lambda n: n.depth > 0))
     with _LOCK:
         candidates = list(_HELD.values())
-    held = [t for t in candidates if t is not tensor and t.device == tensor.device and t.node.depth and t.node in inside]
+    others = [t for t in candidates if t is not tensor and t.device == tensor.device and t.node.depth]
+    held = []
+    if others:   # (the walk stops at the shallowest candidate's depth: a node's sources are shallower)
+        lowest = min(t.node.depth for t in others)
+        inside = set(toposort([node], expand=lambda n: n.depth > lowest))
+        held = [t for t in others if t.node in inside]
     with _LOCK:
         for t in held + [tensor]:
             _HELD.pop(id(t), None)
