@@ -88,11 +88,7 @@ class Runtime:
                   f"{elapsed:10.1f} us", file=sys.stderr)
 
     def launch(self, compiled: CompiledKernel, buffers: list[Buffer]) -> None:
-        if not self.debug:
-            self.device.launch(compiled.program, buffers, compiled.kernel)
-            self.stats.kernels_launched += 1
-            return
-        start = time.perf_counter()
+        start = time.perf_counter() if self.debug else 0.0
         self.device.launch(compiled.program, buffers, compiled.kernel)
         self.stats.kernels_launched += 1
         if self.debug:

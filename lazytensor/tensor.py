@@ -1095,7 +1095,9 @@ def _same_float_operands(*values: Any) -> Optional[tuple[list[Node], str]]:
 def _same_float_node(op: Op, a: Any, b: Any) -> Optional[Node]:
     """`a op b`'s node where it needs no promotion nor broadcasting: float32/64 tensors of one
     dtype, shape and device, or one such tensor and a Python float (or an int exact in float32).
-    None otherwise: the general path decides. (Every small op of eager code comes here.)"""
+    None otherwise: the general path decides. (_same_float_operands' rule for two operands,
+    without a 0-d one, written out: every small op of eager code comes here, and the general
+    function's lists and loops cost ~0.5 us an op.)"""
     if type(a) is Tensor:
         x = a.node
         dtype = x.dtype

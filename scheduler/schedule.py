@@ -232,7 +232,7 @@ def _accumulators(extent: int, lanes: int) -> int:
     one FMA latency; what is left after the last full step runs as a scalar chain, a latency a
     term. So the fewest steps plus terms left, the most accumulators on a tie: 500 terms of 16
     lanes take 2 (15 steps, 20 left) rather than 4 (7 steps, 52 left)."""
-    options = [a for a in (1, 2, 4, 8, 16) if 2 <= a <= H.REDUCE_ACCUMULATORS] or [H.REDUCE_ACCUMULATORS]
+    options = [a for a in (2, 4, 8, 16) if a <= H.REDUCE_ACCUMULATORS] or [H.REDUCE_ACCUMULATORS]
     return min(options, key=lambda a: (extent // (lanes * a) + extent % (lanes * a), -a))
 
 
@@ -496,8 +496,8 @@ def _cache_write_schedule(shape: tuple[int, ...], work: int, lanes: int, col: in
     longest of the other output axes (or the split's outer part) outermost, in parallel. Where
     `col` is the only long axis (a matrix-vector product), it is split into one chunk a core:
     each row is then read in runs as long as they can be (A.T @ v at 2000x500 on 2 cores: 256
-    columns a chunk run in 56 us, 64 in 94 us; a chunk a core is also why a late thread holds
-    such a kernel back more than others)."""
+    columns a chunk run in 56 us, 64 in 94 us; the price: a late thread holds such a kernel
+    back longer than smaller chunks would)."""
     tile = f"i{col}"
     prims: list[Primitive] = []
     outer = [(n, f"i{d}") for d, n in enumerate(shape) if n > 1 and d != col]
