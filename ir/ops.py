@@ -96,6 +96,9 @@ class Op(Enum):
     # result[..., j, ...] = sum of values[..., i..., ...] over the positions i where index is j.
     # Indices mean what they mean to GATHER: negative ones count from the end, others are clamped
     SCATTER_ADD = auto()
+    # the linalg extension's decompositions and solvers (ir/linalg.py): result arg[1] of the
+    # numpy.linalg routine arg[0] of the sources, with options arg[2]
+    LINALG = auto()
     # autograd's stop: the value of src[0], through which no gradient flows. optimize() removes
     # it (by then autograd is done), so kernels and backends never see it
     DETACH = auto()
@@ -132,7 +135,7 @@ INDEX = frozenset({Op.IDIV, Op.IMOD})
 # complex-out-fusable (matmul, conv) and opaque ops (sort, device copies) join with later issues.
 INJECTIVE = ELEMENTWISE | MOVEMENT | INDEXING
 COMPLEX_OUT_FUSABLE: frozenset[Op] = frozenset()
-OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED, Op.SCATTER_ADD})
+OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED, Op.SCATTER_ADD, Op.LINALG})
 
 # Transcendental ops: costly enough that the scheduler counts them when estimating work.
 TRANSCENDENTAL = frozenset({

@@ -13,6 +13,7 @@ import numpy as np
 
 from .dtypes import DType, bool_, int64
 from .graph import Node
+from .linalg import linalg_dtype, linalg_reference, linalg_shape
 from .ops import BINARY, COMPARISON, ELEMENTWISE, GRAPH_ONLY, INDEXING, MOVEMENT, REDUCTION, Op
 
 Shape = tuple[int, ...]
@@ -34,6 +35,7 @@ DTYPE_RULES: dict[Op, Callable[[tuple[DType, ...], Any], DType]] = {
     Op.CUMSUM: _same_as_first,
     Op.SEARCHSORTED: lambda srcs, arg: int64,
     Op.SCATTER_ADD: lambda srcs, arg: srcs[1],
+    Op.LINALG: linalg_dtype,
 }
 
 
@@ -67,6 +69,7 @@ SHAPE_RULES: dict[Op, Callable[[tuple[Shape, ...], Any], Shape]] = {
     Op.CUMSUM: lambda shapes, arg: tuple(n + (1 if a == arg[0] and arg[1] else 0) for a, n in enumerate(shapes[0])),
     Op.SEARCHSORTED: lambda shapes, side: shapes[1],
     Op.SCATTER_ADD: lambda shapes, arg: shapes[1][:arg[0]] + (arg[1],) + shapes[1][arg[0] + len(shapes[0]):],
+    Op.LINALG: linalg_shape,
 }
 
 
@@ -213,6 +216,7 @@ NUMPY_REFERENCE: dict[Op, Callable[[list[np.ndarray], Any, DType], np.ndarray]] 
     Op.DETACH: lambda srcs, arg, dt: srcs[0],
     Op.SEARCHSORTED: lambda srcs, side, dt: np.searchsorted(srcs[0], srcs[1], side=side).astype(np.int64),
     Op.SCATTER_ADD: lambda srcs, arg, dt: _scatter_add(srcs[0], srcs[1], arg[0], arg[1]),
+    Op.LINALG: linalg_reference,
 }
 
 assert BINARY <= NUMPY_REFERENCE.keys()

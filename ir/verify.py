@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .graph import Node, toposort
+from .linalg import arity as linalg_arity
 from .ops import BINARY, GRAPH_ONLY, INDEXING, MOVEMENT, OPAQUE, REDUCTION, SOURCE, TERNARY, UNARY, Op
 from .rules import DTYPE_RULES, SHAPE_RULES
 
@@ -19,8 +20,9 @@ def verify(roots: list[Node]) -> None:
     for node in toposort(roots):
         if node.op not in _ARITY:
             raise IRError(f"{node}: {node.op.name} does not belong in a user graph")
-        if len(node.src) != _ARITY[node.op]:
-            raise IRError(f"{node}: expects {_ARITY[node.op]} sources, has {len(node.src)}")
+        arity = linalg_arity(node.arg) if node.op is Op.LINALG else _ARITY[node.op]
+        if len(node.src) != arity:
+            raise IRError(f"{node}: expects {arity} sources, has {len(node.src)}")
         if node.op in SOURCE:
             continue
         if node.op is Op.WHERE and not node.src[0].dtype.is_bool:

@@ -412,6 +412,12 @@ def _cumsum(g: Node, out: Node) -> Grads:
     return (make(Op.FLIP, make(Op.CUMSUM, flipped, arg=(axis, False)), arg=(axis,)),)
 
 
+def _linalg(g: Node, out: Node) -> Grads:
+    # the linalg extension's decompositions and solvers: one rule per routine, in their own module
+    from .linalg_grad import linalg_rule
+    return linalg_rule(g, out)
+
+
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 GRADIENT_RULES: dict[Op, Optional[Rule]] = {
@@ -468,6 +474,7 @@ GRADIENT_RULES: dict[Op, Optional[Rule]] = {
     Op.SCATTER_ADD: _scatter_add_rule,
     Op.SORT: _sort,
     Op.CUMSUM: _cumsum,
+    Op.LINALG: _linalg,
     # no gradient flows: bool or integer results, and the stop itself
     **{op: None for op in (Op.NOT, Op.SIGNBIT, Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE, Op.AND, Op.OR,
                            Op.XOR, Op.SHL, Op.SHR, Op.ARGSORT, Op.SEARCHSORTED, Op.DETACH)},

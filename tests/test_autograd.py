@@ -333,6 +333,13 @@ case(Op.WHERE, "tril", lambda x: lt.tril(x, 1), normal(4, 4))
 case(Op.SUB, "diff", lambda x: lt.diff(x, axis=0, n=2), normal(5, 3))
 case(Op.SUM, "tensordot", lambda a, b: lt.tensordot(a, b, axes=([1, 2], [0, 1])), normal(2, 3, 4), normal(3, 4, 2))
 case(Op.SUM, "vecdot", lambda a, b: lt.vecdot(a, b), normal(3, 4), normal(4))
+# the linalg extension's opaque steps (every routine is checked in tests/test_linalg.py); a
+# generator of their own, so the inputs above stay what they were
+_linalg_rng = np.random.default_rng(20250101)
+case(Op.LINALG, "inv-batched", lt.linalg.inv, _linalg_rng.standard_normal((2, 3, 3)) + 3 * np.eye(3))
+case(Op.LINALG, "solve-vector", lt.linalg.solve, _linalg_rng.standard_normal((3, 3)) + 3 * np.eye(3),
+     _linalg_rng.standard_normal(3))
+case(Op.LINALG, "svdvals-tall", lt.linalg.svdvals, _linalg_rng.standard_normal((4, 3)))
 
 
 def test_every_op_has_a_gradient_rule():
