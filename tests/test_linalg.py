@@ -52,6 +52,16 @@ def ops_of(t: lt.Tensor) -> set:
     return {n.op for n in toposort([t.node])}
 
 
+def test_the_verifier_knows_linalg_arities():
+    from lazytensor.ir.graph import Node
+    from lazytensor.ir.verify import IRError, verify
+    x = lt.asarray(np.eye(3) * 2)
+    verify([L.svd(x).U.node, L.solve(x, x).node, L.pinv(x, rtol=0.5).node])
+    bad = Node(Op.LINALG, x.dtype, (3, 3), (x.node, x.node), ("inv", 0, ()))
+    with pytest.raises(IRError, match="expects 1 sources, has 2"):
+        verify([bad])
+
+
 # ---- decompositions and solvers vs numpy --------------------------------------------------------
 
 SQUARE_SHAPES = [(1, 1), (3, 3), (2, 4, 4), (2, 1, 5, 5), (0, 3, 3), (2, 0, 0)]
