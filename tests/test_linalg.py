@@ -145,7 +145,8 @@ def test_solve(device, a_shape, b_shape):
     got = L.solve(lt.asarray(a, device=device), lt.asarray(b, device=device))
     b_matrix = b[:, None] if len(b_shape) == 1 else b   # (a vector: one right-hand side)
     batch = np.broadcast_shapes(a_shape[:-2], b_matrix.shape[:-2])
-    want = np.linalg.solve(np.broadcast_to(a, batch + a_shape[-2:]), np.broadcast_to(b_matrix, batch + b_matrix.shape[-2:]))
+    want = np.linalg.solve(np.broadcast_to(a, batch + a_shape[-2:]),
+                           np.broadcast_to(b_matrix, batch + b_matrix.shape[-2:]))
     if len(b_shape) == 1:
         want = want[..., 0]
     close(got, want, rtol=1e-12)
@@ -417,7 +418,8 @@ GRADIENT_CASES = {
     "solve-matrix-broadcast": (L.solve, [well_conditioned(_g, (2, 3, 3)), _g.standard_normal((3, 2))]),
     "solve-vector": (L.solve, [well_conditioned(_g, (3, 3)), _g.standard_normal(3)]),
     "det": (L.det, [well_conditioned(_g, (2, 3, 3))]),
-    "slogdet": (lambda x: L.slogdet(x).logabsdet * 2 + L.slogdet(x).sign, [well_conditioned(_g, (3, 3)) - 6 * np.eye(3)]),
+    "slogdet": (lambda x: L.slogdet(x).logabsdet * 2 + L.slogdet(x).sign,
+                [well_conditioned(_g, (3, 3)) - 6 * np.eye(3)]),
     "cholesky": (lambda x: L.cholesky(_spd(x)), [_g.standard_normal((2, 3, 3))]),
     "cholesky-upper": (lambda x: L.cholesky(_spd(x), upper=True), [_g.standard_normal((3, 3))]),
     "eigh": (lambda x: L.eigh(_sym(x)).eigenvalues[..., None] + _sign_free_columns(L.eigh(_sym(x)).eigenvectors),
