@@ -1,6 +1,7 @@
 """The backend protocol: every device implements a Renderer, a Compiler and a Device."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Protocol
 
@@ -35,9 +36,17 @@ class Buffer:
     def owner(self) -> "Buffer":
         return self.base if self.base is not None else self
 
-    def reshaped(self, shape: tuple[int, ...]) -> "Buffer":
-        """The same memory seen with another shape of the same size (a row-major view)."""
-        return Buffer(self.device, self.dtype, tuple(shape), self.handle, self.address, self.owner)
+    def reshaped(self, shape: tuple[int, ...], dtype: Optional[DType] = None) -> "Buffer":
+        """The same memory seen with another shape of the same size (a row-major view), and
+        with another dtype of the same total size where one is given (complex values as pairs
+        of floats, and back)."""
+        if dtype is None or dtype is self.dtype:
+            return Buffer(self.device, self.dtype, tuple(shape), self.handle, self.address, self.owner)
+        handle = self.handle
+        if isinstance(handle, np.ndarray):   # (the cpu's flat array: seen as the new dtype too)
+            nbytes = math.prod(shape) * dtype.itemsize
+            handle = handle.view(np.uint8)[:nbytes].view(dtype.np)
+        return Buffer(self.device, dtype, tuple(shape), handle, self.address, self.owner)
 
     def __repr__(self) -> str:
         return f"Buffer({self.device}, {self.dtype.name}, {self.shape})"

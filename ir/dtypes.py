@@ -17,7 +17,7 @@ import numpy as np
 class DType:
     name: str
     itemsize: int
-    kind: str  # "b" bool, "i" signed int, "u" unsigned int, "f" float (numpy's kind letters)
+    kind: str  # "b" bool, "i" signed int, "u" unsigned int, "f" float, "c" complex (numpy's kind letters)
 
     @functools.cached_property
     def np(self) -> np.dtype:   # (asked at every allocation: np.dtype() costs ~0.3 us)
@@ -44,6 +44,15 @@ class DType:
     @property
     def is_bool(self) -> bool:
         return self.kind == "b"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def is_inexact(self) -> bool:
+        """A real or complex floating-point type."""
+        return self.kind in "fc"
 
     def __eq__(self, other: object) -> bool:
         """Equal to itself and to whatever numpy reads as the same dtype ("float32", np.float32,
@@ -80,11 +89,23 @@ uint64 = DType("uint64", 8, "u")
 float16 = DType("float16", 2, "f")   # stored as half; arithmetic rounds to half after each op
 float32 = DType("float32", 4, "f")
 float64 = DType("float64", 8, "f")
+# complex numbers are pairs of floats (real, imaginary) in memory, as in numpy and C; kernels never
+# see them: a graph pass (ir/complex.py) lowers each complex node to a pair of real ones
+complex64 = DType("complex64", 8, "c")
+complex128 = DType("complex128", 16, "c")
 
 DTYPES: dict[str, DType] = {d.name: d for d in (bool_, int8, int16, int32, int64, uint8, uint16, uint32,
-                                                 uint64, float16, float32, float64)}
+                                                 uint64, float16, float32, float64, complex64, complex128)}
 default_float = float32
 default_int = int64
+default_complex = complex64   # (the complex type of the default float, as the Array API says)
+COMPONENT = {complex64: float32, complex128: float64}   # a complex type's real and imaginary parts
+COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
+
+
+def real_dtype(dtype: DType) -> DType:
+    """The type of a complex type's parts; any other type itself."""
+    return COMPONENT.get(dtype, dtype)
 
 
 @functools.lru_cache(maxsize=256)
@@ -135,8 +156,8 @@ def result_type(*operands: Any) -> DType:
     return _result_type(tuple(op if isinstance(op, DType) else _WEAK.get(type(op), op) for op in operands))
 
 
-_WEAK = {bool: "weak_bool", int: "weak_int", float: "weak_float"}
-_WEAK_VALUE = {"weak_bool": False, "weak_int": 0, "weak_float": 0.0}
+_WEAK = {bool: "weak_bool", int: "weak_int", float: "weak_float", complex: "weak_complex"}
+_WEAK_VALUE = {"weak_bool": False, "weak_int": 0, "weak_float": 0.0, "weak_complex": 0j}
 
 
 @functools.lru_cache(maxsize=1024)

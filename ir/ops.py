@@ -99,6 +99,14 @@ class Op(Enum):
     # the linalg extension's decompositions and solvers (ir/linalg.py): result arg[1] of the
     # numpy.linalg routine arg[0] of the sources, with options arg[2]
     LINALG = auto()
+    # complex numbers, in user graphs only: ir/complex.py lowers every complex node to a pair of
+    # real ones before fusion, so kernels and backends never see these three
+    REAL = auto()       # the real part of a complex value (its component float type)
+    IMAG = auto()       # the imaginary part
+    COMPLEX = auto()    # src: (real part, imaginary part), floats of one dtype; their complex value
+    # opaque: the complex product over the axes `arg` of src, a float node whose last axis (size
+    # 2) holds each complex value's parts (a product of complex values is no sum of real parts)
+    PAIR_PROD = auto()
     # autograd's stop: the value of src[0], through which no gradient flows. optimize() removes
     # it (by then autograd is done), so kernels and backends never see it
     DETACH = auto()
@@ -123,7 +131,8 @@ BINARY = frozenset({
 })
 COMPARISON = frozenset({Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE})
 TERNARY = frozenset({Op.WHERE})
-ELEMENTWISE = UNARY | BINARY | TERNARY
+COMPLEX_PARTS = frozenset({Op.REAL, Op.IMAG, Op.COMPLEX})   # (never reach a backend: see above)
+ELEMENTWISE = UNARY | BINARY | TERNARY | COMPLEX_PARTS
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.SHRINK, Op.PAD, Op.FLIP})
 REDUCTION = frozenset({Op.SUM, Op.PROD, Op.REDUCE_MAX, Op.REDUCE_MIN})
 INDEXING = frozenset({Op.GATHER})
@@ -135,7 +144,16 @@ INDEX = frozenset({Op.IDIV, Op.IMOD})
 # complex-out-fusable (matmul, conv) and opaque ops (sort, device copies) join with later issues.
 INJECTIVE = ELEMENTWISE | MOVEMENT | INDEXING
 COMPLEX_OUT_FUSABLE: frozenset[Op] = frozenset()
-OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED, Op.SCATTER_ADD, Op.LINALG})
+OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED, Op.SCATTER_ADD, Op.LINALG, Op.PAIR_PROD})
+
+# The ops that mean something for complex operands (ir/complex.py lowers each); `make` refuses
+# the others (ordering, rounding, bit operations, max/min, sorting) with a TypeError.
+COMPLEX_OPS = MOVEMENT | COMPLEX_PARTS | GRAPH_ONLY | frozenset({
+    Op.BUFFER, Op.CONST, Op.CAST, Op.WHERE, Op.GATHER, Op.SCATTER_ADD, Op.CUMSUM, Op.SUM, Op.PROD,
+    Op.ABS, Op.CMPEQ, Op.CMPNE, Op.NEG, Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.EXP, Op.EXPM1, Op.LOG,
+    Op.LOG1P, Op.LOG2, Op.LOG10, Op.SQRT, Op.SIN, Op.COS, Op.TAN, Op.SINH, Op.COSH, Op.TANH, Op.ASIN,
+    Op.ACOS, Op.ATAN, Op.ASINH, Op.ACOSH, Op.ATANH,
+})
 
 # Transcendental ops: costly enough that the scheduler counts them when estimating work.
 TRANSCENDENTAL = frozenset({

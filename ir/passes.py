@@ -58,7 +58,7 @@ def _is_const(node: Node, value) -> bool:
 
 
 def _is_neg_zero(node: Node) -> bool:
-    return node.op is Op.CONST and node.arg == 0 and np.signbit(node.arg)
+    return node.op is Op.CONST and type(node.arg) is float and node.arg == 0 and math.copysign(1.0, node.arg) < 0
 
 
 # ---- constant folding ------------------------------------------------------------------------

@@ -11,10 +11,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .dtypes import DType, bool_, int64
+from .dtypes import COMPLEX_OF, DType, bool_, int64, real_dtype
 from .graph import Node
 from .linalg import linalg_dtype, linalg_reference, linalg_shape
-from .ops import BINARY, COMPARISON, ELEMENTWISE, GRAPH_ONLY, INDEXING, MOVEMENT, REDUCTION, Op
+from .ops import BINARY, COMPARISON, COMPLEX_OPS, ELEMENTWISE, GRAPH_ONLY, INDEXING, MOVEMENT, REDUCTION, Op
 
 Shape = tuple[int, ...]
 
@@ -36,6 +36,11 @@ DTYPE_RULES: dict[Op, Callable[[tuple[DType, ...], Any], DType]] = {
     Op.SEARCHSORTED: lambda srcs, arg: int64,
     Op.SCATTER_ADD: lambda srcs, arg: srcs[1],
     Op.LINALG: linalg_dtype,
+    Op.ABS: lambda srcs, arg: real_dtype(srcs[0]),   # |z| of a complex z is real
+    Op.REAL: lambda srcs, arg: real_dtype(srcs[0]),
+    Op.IMAG: lambda srcs, arg: real_dtype(srcs[0]),
+    Op.COMPLEX: lambda srcs, arg: COMPLEX_OF[srcs[0]],
+    Op.PAIR_PROD: _same_as_first,
 }
 
 
@@ -70,6 +75,7 @@ SHAPE_RULES: dict[Op, Callable[[tuple[Shape, ...], Any], Shape]] = {
     Op.SEARCHSORTED: lambda shapes, side: shapes[1],
     Op.SCATTER_ADD: lambda shapes, arg: shapes[1][:arg[0]] + (arg[1],) + shapes[1][arg[0] + len(shapes[0]):],
     Op.LINALG: linalg_shape,
+    Op.PAIR_PROD: _reduce_shape,
 }
 
 
@@ -155,6 +161,20 @@ def _cumsum(x: np.ndarray, axis: int, include_initial: bool, dtype) -> np.ndarra
     return total
 
 
+def _complex(real: np.ndarray, imag: np.ndarray, dtype: DType) -> np.ndarray:
+    # (not real + 1j * imag: inf * 1j is nan + inf j)
+    out = np.empty(np.broadcast_shapes(real.shape, imag.shape), dtype.np)
+    out.real, out.imag = real, imag
+    return out
+
+
+def _pair_prod(pairs: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """PAIR_PROD: float pairs (..., 2) seen as complex values, multiplied over `axes` (kept)."""
+    values = np.ascontiguousarray(pairs).view(np.complex64 if pairs.dtype == np.float32 else np.complex128)
+    product = np.prod(values, axis=tuple(axes), keepdims=True)
+    return np.ascontiguousarray(product).view(pairs.dtype)
+
+
 def _shrink(x: np.ndarray, slices) -> np.ndarray:
     # Python's slice(5, -1, -1) would mean "to the last element"; our stop -1 means "past index 0".
     return x[tuple(slice(start, stop if stop >= 0 else None, step) for start, stop, step in slices)]
@@ -217,13 +237,23 @@ NUMPY_REFERENCE: dict[Op, Callable[[list[np.ndarray], Any, DType], np.ndarray]] 
     Op.SEARCHSORTED: lambda srcs, side, dt: np.searchsorted(srcs[0], srcs[1], side=side).astype(np.int64),
     Op.SCATTER_ADD: lambda srcs, arg, dt: _scatter_add(srcs[0], srcs[1], arg[0], arg[1]),
     Op.LINALG: linalg_reference,
+    Op.REAL: lambda srcs, arg, dt: np.real(srcs[0]).astype(dt.np),
+    Op.IMAG: lambda srcs, arg, dt: np.imag(srcs[0]).astype(dt.np),
+    Op.COMPLEX: lambda srcs, arg, dt: _complex(srcs[0], srcs[1], dt),
+    Op.PAIR_PROD: lambda srcs, axes, dt: _pair_prod(srcs[0], axes),
 }
 
 assert BINARY <= NUMPY_REFERENCE.keys()
 
 
 def make(op: Op, *src, arg: Any = None):
-    """A graph node for `op` on `src`, its dtype and shape taken from the rule tables."""
-    dtype = DTYPE_RULES[op](tuple([s.dtype for s in src]), arg)
+    """A graph node for `op` on `src`, its dtype and shape taken from the rule tables; a
+    TypeError where the op has no meaning for complex operands."""
+    dtypes = tuple([s.dtype for s in src])
+    dtype = DTYPE_RULES[op](dtypes, arg)
+    if op not in COMPLEX_OPS and any(d.kind == "c" for d in dtypes):
+        names = ", ".join(sorted({d.name for d in dtypes}))
+        raise TypeError(f"{op.name.lower()} is not defined for complex numbers (operands: {names}); "
+                        "use real() / imag() / abs() to work on a part")
     shape = SHAPE_RULES[op](tuple([s.shape for s in src]), arg)
     return Node(op, dtype, shape, tuple(src), arg)

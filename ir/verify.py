@@ -8,7 +8,8 @@ from .rules import DTYPE_RULES, SHAPE_RULES
 
 _ARITY = {**{op: 0 for op in SOURCE}, **{op: 1 for op in UNARY | MOVEMENT | REDUCTION | GRAPH_ONLY},
           **{op: 2 for op in BINARY | INDEXING}, **{op: 3 for op in TERNARY},
-          **{op: 1 for op in OPAQUE - {Op.SEARCHSORTED, Op.SCATTER_ADD}}, Op.SEARCHSORTED: 2, Op.SCATTER_ADD: 2}
+          **{op: 1 for op in OPAQUE - {Op.SEARCHSORTED, Op.SCATTER_ADD}}, Op.SEARCHSORTED: 2, Op.SCATTER_ADD: 2,
+          Op.REAL: 1, Op.IMAG: 1, Op.COMPLEX: 2}
 
 
 class IRError(AssertionError):

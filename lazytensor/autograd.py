@@ -123,8 +123,9 @@ def is_leaf_node(tensor: "Tensor") -> bool:
 
 def tracks(node: Node) -> bool:
     """Whether gradients flow from `node` to some leaf: it reaches one through float nodes, not
-    through a DETACH (bool and integer values carry no gradient). Memoized on the node; a node
-    never changes its answer, since new leaves are fresh nodes."""
+    through a DETACH (bool and integer values carry no gradient; complex ones do, and backward
+    refuses them). Memoized on the node; a node never changes its answer, since new leaves are
+    fresh nodes."""
     if not _LEAVES.data:   # (no leaf: the cheap test, see realize._REALIZED)
         return False
     if node.tracks is not None:
@@ -139,7 +140,7 @@ def tracks(node: Node) -> bool:
             continue
         stack.pop()
         if n.tracks is None:
-            value = _is_leaf(n) or (n.dtype.is_float and n.op is not Op.DETACH and any(
+            value = _is_leaf(n) or (n.dtype.is_inexact and n.op is not Op.DETACH and any(
                 s.tracks if s.src else _is_leaf(s) for s in n.src))
             object.__setattr__(n, "tracks", value)
     return node.tracks
@@ -478,6 +479,9 @@ GRADIENT_RULES: dict[Op, Optional[Rule]] = {
     # no gradient flows: bool or integer results, and the stop itself
     **{op: None for op in (Op.NOT, Op.SIGNBIT, Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE, Op.AND, Op.OR,
                            Op.XOR, Op.SHL, Op.SHR, Op.ARGSORT, Op.SEARCHSORTED, Op.DETACH)},
+    # complex values: backward refuses them before any rule (see backward); PAIR_PROD is made
+    # after autograd, when complex nodes are lowered
+    **{op: None for op in (Op.REAL, Op.IMAG, Op.COMPLEX, Op.PAIR_PROD)},
 }
 
 
@@ -501,6 +505,12 @@ def gradients(root: Node, seed: Node) -> dict[Node, Node]:
             if node in _LEAVES:
                 result[node] = g
             continue
+        # (complex values: out, or in as the first source -- real, imag, abs, a cast -- but not
+        # into a bool result, which carries no gradient)
+        if node.dtype.kind == "c" or (node.src and node.src[0].dtype.kind == "c" and node.dtype.kind != "b"):
+            raise NotImplementedError(f"backward: the gradient passes through complex values ({node.op.name.lower()} "
+                                      f"of {', '.join(sorted({s.dtype.name for s in node.src}))}), which autograd "
+                                      "does not differentiate yet; detach() them or differentiate the real parts")
         rule = GRADIENT_RULES[node.op]
         if rule is None:
             continue

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import capture
 from .devices import canonical_device, runtime
-from .ir.dtypes import DType, bool_, default_float, default_int, scalar_fits, to_dtype
+from .ir.dtypes import DType, bool_, default_complex, default_float, default_int, scalar_fits, to_dtype
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
@@ -55,8 +55,8 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None, *, copy: Optional[b
     never copies: it raises where a copy is needed (other data, dtype or device), as the Array
     API says.
 
-    Python floats become float32 (the default float) and Python ints int64; numpy arrays keep
-    their dtype.
+    Python floats become float32 (the default float), Python complex numbers complex64 and Python
+    ints int64; numpy arrays keep their dtype.
 
     >>> lt.asarray([1.5, 2]).dtype == lt.float32
     True
@@ -87,6 +87,8 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None, *, copy: Optional[b
         target = default_float
     elif from_python and array.dtype.kind in "iu":
         target = default_int
+    elif from_python and array.dtype.kind == "c":
+        target = default_complex
     else:
         target = to_dtype(array.dtype)
     return _from_numpy(array, target, device)
@@ -127,7 +129,8 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> 
     if dtype is None and isinstance(fill_value, np.generic):
         dtype = fill_value.dtype  # numpy data keeps its dtype, as in asarray
     elif dtype is None:
-        dtype = bool_ if isinstance(fill_value, bool) else default_int if isinstance(fill_value, int) else default_float
+        dtype = (bool_ if isinstance(fill_value, bool) else default_int if isinstance(fill_value, int)
+                 else default_complex if isinstance(fill_value, complex) else default_float)
     dtype = to_dtype(dtype)
     if isinstance(fill_value, (int, np.integer)) and not isinstance(fill_value, (bool, np.bool_)) \
             and not scalar_fits(int(fill_value), dtype):

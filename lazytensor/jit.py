@@ -488,7 +488,8 @@ def _result(slots: list, slot: int, shape: tuple[int, ...], dtype: Any, device: 
 def _buffer_node(buffer: Buffer, shape: tuple[int, ...], dtype: Any) -> Node:
     # (a new alias of the memory, as realize makes: a node of the buffer itself could be one some
     # tensor holds already, a parameter's leaf node when the function returns its input)
-    return Node(Op.BUFFER, dtype, shape, (), buffer.reshaped(shape))
+    # (and of its dtype: complex values are computed as pairs of floats)
+    return Node(Op.BUFFER, dtype, shape, (), buffer.reshaped(shape, dtype))
 
 
 def _put(t: Tensor, node: Node) -> None:

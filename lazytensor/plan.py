@@ -26,8 +26,9 @@ class Step:
     inputs: tuple[int, ...]                            # only memory (a zero-size result)
     shape: tuple[int, ...]
     dtype: DType
-    # an opaque op's input shapes (it views its inputs by their shapes; a kernel reads addresses)
+    # an opaque op's input shapes and dtypes (it views its inputs by them; a kernel reads addresses)
     shapes: Optional[tuple[tuple[int, ...], ...]] = None
+    dtypes: Optional[tuple[DType, ...]] = None
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def build(specs: list, bases: list[Node], leaves: list[Node], compile_kernel) ->
         read.update(i for i in inputs if i < len(leaves))
         if spec.root.op in OPAQUE:
             step = Step((spec.root.op, spec.root.arg), tuple(inputs), spec.root.shape, spec.root.dtype,
-                        tuple(n.shape for n in spec.inputs))
+                        tuple(n.shape for n in spec.inputs), tuple(n.dtype for n in spec.inputs))
         else:
             step = Step(compile_kernel(spec), tuple(inputs), spec.root.shape, spec.root.dtype)
         add(step, spec.root)
@@ -183,8 +184,8 @@ def execute(rt: Runtime, steps: Sequence[Step], frees: Sequence[tuple[int, ...]]
             if step.run is not None:
                 launch(step.run, [out, *[slots[i] for i in step.inputs]])
         else:
-            inputs = [slots[i] if slots[i].shape == shape else slots[i].reshaped(shape)
-                      for i, shape in zip(step.inputs, step.shapes)]
+            inputs = [slots[i] if slots[i].shape == shape and slots[i].dtype is dtype else slots[i].reshaped(shape, dtype)
+                      for i, shape, dtype in zip(step.inputs, step.shapes, step.dtypes)]
             rt.run_opaque(step.run[0], step.run[1], inputs, out)
         slots.append(out)
         for i in done:   # (queues run in order: a later step may write this memory safely)

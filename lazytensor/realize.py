@@ -16,6 +16,7 @@ from . import capture, plan
 from .backends.runtime import CompiledKernel, Runtime
 from .autograd import tracks
 from .devices import runtime
+from .ir.complex import lower as lower_complex
 from .ir.graph import Node, pretty, toposort
 from .ir.ops import Op
 from .ir.passes import optimize
@@ -160,8 +161,8 @@ def _settle(tensor: "Tensor", node: Node, buffer) -> Node:
     """The value node of `node`, computed into `buffer` for `tensor`, which holds it from now
     on: autograd still needs the node itself where it tracks a leaf (its value is found in
     _REALIZED then), and a tensor written to meanwhile keeps the newer write."""
-    if buffer.shape != node.shape:
-        buffer = buffer.reshaped(node.shape)
+    if buffer.shape != node.shape or buffer.dtype is not node.dtype:   # (complex values: computed as float pairs)
+        buffer = buffer.reshaped(node.shape, node.dtype)
     value = Node(_BUFFER, node.dtype, node.shape, (), buffer)
     if tracks(node):
         _REALIZED[node] = value
@@ -204,6 +205,9 @@ def _plan(rt: Runtime, graph: list[Node], leaves: list[Node]) -> plan.Plan:
         print("---- graph ----\n" + pretty(roots), file=sys.stderr)
     # a reshape at the top is a view of the realized memory, like numpy's: no kernel for it
     bases = [_strip_reshapes(root) for root in roots]
+    lowered, leaves = lower_complex(bases, leaves)   # (kernels compute with real numbers only)
+    if lowered is not bases:
+        bases = optimize(lowered)
     # (the cpu lowering runs a reduction once per row it depends on: row ops are one kernel)
     specs = fuse(bases, hoist_reductions=rt.device.target.name == "cpu")
     return plan.build(specs, bases, leaves, lambda spec: compiled_kernel(rt, spec.expr, len(spec.inputs)))
