@@ -497,16 +497,30 @@ def _complex_node(node: Node, pairs: dict[Node, Pair], real: dict[Node, Node]) -
         x, y = pairs[node.src[1]]
         index = real[node.src[0]]
         return make(op, index, x, arg=node.arg), make(op, index, y, arg=node.arg)
-    if op is Op.PROD:
-        product = make(Op.PAIR_PROD, _interleave(*pairs[node.src[0]]), arg=node.arg)
-        return _halves(product)
+    if op in _ON_THE_HOST:
+        return _halves(_on_host(node, pairs, real))
     raise NotImplementedError(f"complex {node.dtype.name} values have no lowering for {op.name} "
                               "(the front end should have refused it)")
 
 
+# ops whose complex meaning is no function of the parts alone: run by numpy on the host, on the
+# values stored as float pairs
+_ON_THE_HOST = {Op.PROD, Op.LINALG, Op.FFT}
+
+
+def _on_host(node: Node, pairs: dict[Node, Pair], real: dict[Node, Node]) -> Node:
+    """`node` as a PAIRS step: its complex sources as float pairs, its result pairs if complex."""
+    srcs = [_interleave(*pairs[s]) if s.dtype.is_complex else real[s] for s in node.src]
+    arg = (node.op, node.arg, tuple(s.dtype.is_complex for s in node.src), node.dtype, node.shape)
+    return make(Op.PAIRS, *srcs, arg=arg)
+
+
 def _real_of_complex(node: Node, pairs: dict[Node, Pair], real: dict[Node, Node]) -> Node:
-    """A real `node` whose source is complex (abs, real, imag, ==, !=, a cast to a real type)."""
+    """A real `node` whose source is complex (abs, real, imag, ==, !=, a cast to a real type, a
+    real result of a host op: eigenvalues, singular values)."""
     op = node.op
+    if op in _ON_THE_HOST:
+        return _on_host(node, pairs, real)
     x, y = pairs[node.src[0]]
     if op is Op.REAL:
         return x

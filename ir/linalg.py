@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .dtypes import DType
+from .dtypes import DType, real_dtype
 
 Shape = tuple[int, ...]
 Options = dict[str, Any]
@@ -93,10 +93,14 @@ def linalg_shape(shapes: tuple[Shape, ...], arg: tuple) -> Shape:
     return FUNCTIONS[name].shapes(shapes, dict(options))[output]
 
 
+# the results that are real for complex input: eigenvalues of a Hermitian matrix, singular values,
+# log|det|
+_REAL_RESULTS = {("eigh", 0), ("eigvalsh", 0), ("svd", 1), ("svdvals", 0), ("slogdet", 1)}
+
+
 def linalg_dtype(dtypes: tuple[DType, ...], arg: tuple) -> DType:
-    # every result has the input's dtype while there are only real dtypes (for complex input,
-    # eigenvalues, S and logabsdet will be real: that decision goes here)
-    return dtypes[0]
+    """The input's dtype, or its parts' for the results that are real (see above)."""
+    return real_dtype(dtypes[0]) if (arg[0], arg[1]) in _REAL_RESULTS else dtypes[0]
 
 
 def linalg_reference(srcs: list[np.ndarray], arg: tuple, dtype: DType) -> np.ndarray:

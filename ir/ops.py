@@ -99,14 +99,18 @@ class Op(Enum):
     # the linalg extension's decompositions and solvers (ir/linalg.py): result arg[1] of the
     # numpy.linalg routine arg[0] of the sources, with options arg[2]
     LINALG = auto()
+    # the fft extension's transforms (ir/fft.py): arg (name, sizes, axes, norm), numpy.fft's
+    FFT = auto()
     # complex numbers, in user graphs only: ir/complex.py lowers every complex node to a pair of
     # real ones before fusion, so kernels and backends never see these three
     REAL = auto()       # the real part of a complex value (its component float type)
     IMAG = auto()       # the imaginary part
     COMPLEX = auto()    # src: (real part, imaginary part), floats of one dtype; their complex value
-    # opaque: the complex product over the axes `arg` of src, a float node whose last axis (size
-    # 2) holds each complex value's parts (a product of complex values is no sum of real parts)
-    PAIR_PROD = auto()
+    # opaque: another op run on the host on complex values stored as float pairs (a last axis of
+    # size 2), for the ops whose complex meaning is no function of the parts' own (a product, a
+    # decomposition). arg: (op, its arg, which sources are pairs, its dtype, its shape); the
+    # result is pairs where that dtype is complex
+    PAIRS = auto()
     # autograd's stop: the value of src[0], through which no gradient flows. optimize() removes
     # it (by then autograd is done), so kernels and backends never see it
     DETACH = auto()
@@ -144,12 +148,12 @@ INDEX = frozenset({Op.IDIV, Op.IMOD})
 # complex-out-fusable (matmul, conv) and opaque ops (sort, device copies) join with later issues.
 INJECTIVE = ELEMENTWISE | MOVEMENT | INDEXING
 COMPLEX_OUT_FUSABLE: frozenset[Op] = frozenset()
-OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED, Op.SCATTER_ADD, Op.LINALG, Op.PAIR_PROD})
+OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED, Op.SCATTER_ADD, Op.LINALG, Op.FFT, Op.PAIRS})
 
 # The ops that mean something for complex operands (ir/complex.py lowers each); `make` refuses
 # the others (ordering, rounding, bit operations, max/min, sorting) with a TypeError.
 COMPLEX_OPS = MOVEMENT | COMPLEX_PARTS | GRAPH_ONLY | frozenset({
-    Op.BUFFER, Op.CONST, Op.CAST, Op.WHERE, Op.GATHER, Op.SCATTER_ADD, Op.CUMSUM, Op.SUM, Op.PROD,
+    Op.BUFFER, Op.CONST, Op.CAST, Op.WHERE, Op.GATHER, Op.SCATTER_ADD, Op.CUMSUM, Op.SUM, Op.PROD, Op.LINALG, Op.FFT,
     Op.ABS, Op.CMPEQ, Op.CMPNE, Op.NEG, Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.EXP, Op.EXPM1, Op.LOG,
     Op.LOG1P, Op.LOG2, Op.LOG10, Op.SQRT, Op.SIN, Op.COS, Op.TAN, Op.SINH, Op.COSH, Op.TANH, Op.ASIN,
     Op.ACOS, Op.ATAN, Op.ASINH, Op.ACOSH, Op.ATANH,

@@ -11,8 +11,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .dtypes import COMPLEX_OF, DType, bool_, int64, real_dtype
+from .dtypes import COMPLEX_OF, DType, bool_, int64, real_dtype, to_dtype
 from .graph import Node
+from .fft import fft_dtype, fft_reference, fft_shape
 from .linalg import linalg_dtype, linalg_reference, linalg_shape
 from .ops import BINARY, COMPARISON, COMPLEX_OPS, ELEMENTWISE, GRAPH_ONLY, INDEXING, MOVEMENT, REDUCTION, Op
 
@@ -36,11 +37,12 @@ DTYPE_RULES: dict[Op, Callable[[tuple[DType, ...], Any], DType]] = {
     Op.SEARCHSORTED: lambda srcs, arg: int64,
     Op.SCATTER_ADD: lambda srcs, arg: srcs[1],
     Op.LINALG: linalg_dtype,
+    Op.FFT: fft_dtype,
     Op.ABS: lambda srcs, arg: real_dtype(srcs[0]),   # |z| of a complex z is real
     Op.REAL: lambda srcs, arg: real_dtype(srcs[0]),
     Op.IMAG: lambda srcs, arg: real_dtype(srcs[0]),
     Op.COMPLEX: lambda srcs, arg: COMPLEX_OF[srcs[0]],
-    Op.PAIR_PROD: _same_as_first,
+    Op.PAIRS: lambda srcs, arg: real_dtype(arg[3]),
 }
 
 
@@ -75,7 +77,8 @@ SHAPE_RULES: dict[Op, Callable[[tuple[Shape, ...], Any], Shape]] = {
     Op.SEARCHSORTED: lambda shapes, side: shapes[1],
     Op.SCATTER_ADD: lambda shapes, arg: shapes[1][:arg[0]] + (arg[1],) + shapes[1][arg[0] + len(shapes[0]):],
     Op.LINALG: linalg_shape,
-    Op.PAIR_PROD: _reduce_shape,
+    Op.FFT: fft_shape,
+    Op.PAIRS: lambda shapes, arg: tuple(arg[4]) + ((2,) if arg[3].is_complex else ()),
 }
 
 
@@ -168,11 +171,14 @@ def _complex(real: np.ndarray, imag: np.ndarray, dtype: DType) -> np.ndarray:
     return out
 
 
-def _pair_prod(pairs: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    """PAIR_PROD: float pairs (..., 2) seen as complex values, multiplied over `axes` (kept)."""
-    values = np.ascontiguousarray(pairs).view(np.complex64 if pairs.dtype == np.float32 else np.complex128)
-    product = np.prod(values, axis=tuple(axes), keepdims=True)
-    return np.ascontiguousarray(product).view(pairs.dtype)
+def _on_pairs(srcs: list[np.ndarray], arg: tuple, dtype: DType) -> np.ndarray:
+    """PAIRS: op arg[0] on the sources, those marked in arg[2] float pairs (..., 2) seen as the
+    complex values they store; a complex result given back as pairs."""
+    op, inner, paired, result, _ = arg
+    values = [np.ascontiguousarray(s).view(COMPLEX_OF[to_dtype(s.dtype)].np)[..., 0] if pair else s
+              for s, pair in zip(srcs, paired)]
+    out = np.ascontiguousarray(np.asarray(NUMPY_REFERENCE[op](values, inner, result), dtype=result.np))
+    return out.view(dtype.np).reshape(out.shape + (2,)) if result.is_complex else out
 
 
 def _shrink(x: np.ndarray, slices) -> np.ndarray:
@@ -237,10 +243,11 @@ NUMPY_REFERENCE: dict[Op, Callable[[list[np.ndarray], Any, DType], np.ndarray]] 
     Op.SEARCHSORTED: lambda srcs, side, dt: np.searchsorted(srcs[0], srcs[1], side=side).astype(np.int64),
     Op.SCATTER_ADD: lambda srcs, arg, dt: _scatter_add(srcs[0], srcs[1], arg[0], arg[1]),
     Op.LINALG: linalg_reference,
+    Op.FFT: fft_reference,
     Op.REAL: lambda srcs, arg, dt: np.real(srcs[0]).astype(dt.np),
     Op.IMAG: lambda srcs, arg, dt: np.imag(srcs[0]).astype(dt.np),
     Op.COMPLEX: lambda srcs, arg, dt: _complex(srcs[0], srcs[1], dt),
-    Op.PAIR_PROD: lambda srcs, axes, dt: _pair_prod(srcs[0], axes),
+    Op.PAIRS: _on_pairs,
 }
 
 assert BINARY <= NUMPY_REFERENCE.keys()

@@ -9,7 +9,7 @@ from .rules import DTYPE_RULES, SHAPE_RULES
 _ARITY = {**{op: 0 for op in SOURCE}, **{op: 1 for op in UNARY | MOVEMENT | REDUCTION | GRAPH_ONLY},
           **{op: 2 for op in BINARY | INDEXING}, **{op: 3 for op in TERNARY},
           **{op: 1 for op in OPAQUE - {Op.SEARCHSORTED, Op.SCATTER_ADD}}, Op.SEARCHSORTED: 2, Op.SCATTER_ADD: 2,
-          Op.REAL: 1, Op.IMAG: 1, Op.COMPLEX: 2}
+          Op.REAL: 1, Op.IMAG: 1, Op.COMPLEX: 2, Op.PAIRS: 0}
 
 
 class IRError(AssertionError):
@@ -21,7 +21,8 @@ def verify(roots: list[Node]) -> None:
     for node in toposort(roots):
         if node.op not in _ARITY:
             raise IRError(f"{node}: {node.op.name} does not belong in a user graph")
-        arity = linalg_arity(node.arg) if node.op is Op.LINALG else _ARITY[node.op]
+        arity = (linalg_arity(node.arg) if node.op is Op.LINALG else len(node.arg[2]) if node.op is Op.PAIRS
+                 else _ARITY[node.op])
         if len(node.src) != arity:
             raise IRError(f"{node}: expects {arity} sources, has {len(node.src)}")
         if node.op in SOURCE:

@@ -28,6 +28,7 @@ from .jit import CaptureError, jit
 from .tensor import Tensor
 
 from . import linalg  # noqa: E402  (the Array API's linalg extension namespace)
+from . import fft  # noqa: E402  (the Array API's fft extension namespace)
 from . import nn, optim  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
@@ -42,7 +43,7 @@ __all__ = [
     "int64", "uint8", "uint16", "uint32", "uint64", "arange", "array", "asarray", "tensor",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye",
-    "linspace", "from_dlpack", "linalg", "nn", "optim", "save", "load", "jit", "CaptureError",
+    "linspace", "from_dlpack", "linalg", "fft", "nn", "optim", "save", "load", "jit", "CaptureError",
     "e", "pi", "inf", "nan", "newaxis", "take", "take_along_axis", "nonzero", "index_add",
     *_functions, *_manipulation, *_info, *_sorting,
 ]

@@ -479,9 +479,11 @@ GRADIENT_RULES: dict[Op, Optional[Rule]] = {
     # no gradient flows: bool or integer results, and the stop itself
     **{op: None for op in (Op.NOT, Op.SIGNBIT, Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE, Op.AND, Op.OR,
                            Op.XOR, Op.SHL, Op.SHR, Op.ARGSORT, Op.SEARCHSORTED, Op.DETACH)},
-    # complex values: backward refuses them before any rule (see backward); PAIR_PROD is made
-    # after autograd, when complex nodes are lowered
-    **{op: None for op in (Op.REAL, Op.IMAG, Op.COMPLEX, Op.PAIR_PROD)},
+    # complex values: backward refuses them before any rule (see backward); PAIRS is made after
+    # autograd, when complex nodes are lowered
+    **{op: None for op in (Op.REAL, Op.IMAG, Op.COMPLEX, Op.PAIRS)},
+    # every transform has a complex input or result, which backward refuses (see there)
+    Op.FFT: None,
 }
 
 

@@ -115,19 +115,18 @@ def _matrices(x: Any, name: str, square: bool = False) -> Tensor:
 
 
 def _compute_dtype(dtype: DType, name: str) -> DType:
-    """The dtype LAPACK works in for a `dtype` input: float32 and float64 their own, float16 in
-    float32, integers and bool in float64 (numpy's rule)."""
-    if dtype.kind == "c":
-        raise TypeError(f"linalg.{name}: complex tensors are not supported yet")
-    if dtype is float32 or dtype is float64:
+    """The dtype LAPACK works in for a `dtype` input: float32, float64, complex64 and complex128
+    their own, float16 in float32, integers and bool in float64 (numpy's rule)."""
+    if dtype is float32 or dtype is float64 or dtype.is_complex:
         return dtype
     return float32 if dtype is float16 else float64
 
 
 def _float(x: Tensor, name: str) -> Tensor:
-    """x in the float dtype a norm is computed in: floats their own, integers and bool float64."""
-    if x.dtype.kind == "c":
-        raise TypeError(f"linalg.{name}: complex tensors are not supported yet")
+    """x in the float dtype a norm is computed in: floats their own, integers and bool float64;
+    complex values their magnitudes (every norm here is one of |x|)."""
+    if x.dtype.is_complex:
+        return x.abs()
     return x if x.dtype.is_float else x.astype(float64)
 
 
@@ -135,9 +134,11 @@ def _decompose(name: str, x: Tensor, outputs: int, options: tuple = (), extra: S
     """The `outputs` results of LINALG routine `name` of x: one node each, computed in x's compute
     dtype and given back in x's float dtype. `extra` are further sources (already in that dtype)."""
     compute = _compute_dtype(x.dtype, name)
-    result = float16 if x.dtype is float16 else compute
     source = _cast(x.node, compute)
-    return [x._new(_cast(make(Op.LINALG, source, *extra, arg=(name, i, options)), result)) for i in range(outputs)]
+    results = [make(Op.LINALG, source, *extra, arg=(name, i, options)) for i in range(outputs)]
+    # (float16 is given back as float16; a complex input's real results -- eigenvalues, singular
+    # values, log|det| -- stay real)
+    return [x._new(_cast(r, float16) if x.dtype is float16 else r) for r in results]
 
 
 def _rtol_node(x: Tensor, rtol: Any, name: str) -> Node:
@@ -476,16 +477,17 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Optional[Union[int, f
     >>> lt.linalg.matrix_norm(lt.asarray([[3.0, 0.0], [0.0, 4.0]])).item()
     5.0
     """
-    x = _float(_matrices(x, "matrix_norm"), "matrix_norm")
+    matrices = _matrices(x, "matrix_norm")
+    x = _float(matrices, "matrix_norm")   # (|x| for complex x; the singular values are matrices')
     if isinstance(ord, str):
         if ord == "fro":
             result = (x * x).sum(axis=(-2, -1)).sqrt()
         elif ord == "nuc":
-            result = svdvals(x).sum(axis=-1)
+            result = svdvals(matrices).sum(axis=-1)
         else:
             raise ValueError(f"linalg.matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, not {ord!r}")
     elif ord in (2, -2):
-        s = svdvals(x)
+        s = svdvals(matrices)
         result = s.max(axis=-1) if ord == 2 else s.min(axis=-1)
     elif ord in (1, -1, math.inf, -math.inf):
         sums = x.abs().sum(axis=-2 if ord in (1, -1) else -1)

@@ -305,3 +305,39 @@ def test_backward_through_complex_values_is_refused_clearly():
     mask = (w.astype(lt.complex64) == 1j)   # (a bool result of complex values carries no gradient)
     (lt.where(mask, 0.0, w) * w).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), [2.0, 4.0])
+
+
+# ---- linalg ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.__name__)
+def test_linalg_of_complex_matrices(device, rng, dtype):
+    if dtype is np.complex128 and not _has_fp64(device):
+        pytest.skip("no float64")
+    a = random_complex(rng, (2, 4, 4), dtype)
+    h = (a @ np.conj(np.swapaxes(a, -1, -2)) + 4 * np.eye(4)).astype(dtype)   # Hermitian positive definite
+    x, hx = lt.asarray(a, device=device), lt.asarray(h, device=device)
+    tol = RTOL[dtype] * 100
+    linalg = lt.linalg
+    assert_complex_close(linalg.inv(x).numpy(), np.linalg.inv(a), tol, tol)
+    assert_complex_close(linalg.det(x).numpy(), np.linalg.det(a), tol, tol)
+    assert_complex_close(linalg.solve(x, hx).numpy(), np.linalg.solve(a, h), tol, tol)
+    assert_complex_close(linalg.cholesky(hx).numpy(), np.linalg.cholesky(h), tol, tol)
+    sign, logabsdet = linalg.slogdet(x)
+    assert logabsdet.dtype == PART[dtype] and sign.dtype == dtype
+    np.testing.assert_allclose(logabsdet.numpy(), np.linalg.slogdet(a)[1], rtol=tol)
+    values, vectors = linalg.eigh(hx)
+    assert values.dtype == PART[dtype] and vectors.dtype == dtype
+    np.testing.assert_allclose(values.numpy(), np.linalg.eigvalsh(h), rtol=tol)
+    v = vectors.numpy()   # (eigenvectors are unique up to a phase: check the decomposition)
+    assert_complex_close((v * values.numpy()[..., None, :]) @ np.conj(np.swapaxes(v, -1, -2)), h, tol, tol)
+    s = linalg.svdvals(x)
+    assert s.dtype == PART[dtype]
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(a, compute_uv=False), rtol=tol)
+    q, r = linalg.qr(x)
+    assert_complex_close((q @ r).numpy(), a, tol, tol)
+    np.testing.assert_allclose(linalg.matrix_norm(x, ord=2).numpy(), np.linalg.norm(a, ord=2, axis=(-2, -1)), rtol=tol)
+    np.testing.assert_allclose(linalg.matrix_norm(x).numpy(), np.linalg.norm(a, axis=(-2, -1)), rtol=tol)
+    np.testing.assert_allclose(linalg.vector_norm(x, axis=-1, ord=3).numpy(),
+                               np.linalg.norm(a, axis=-1, ord=3), rtol=tol)
+    assert_complex_close(linalg.trace(x).numpy(), np.trace(a, axis1=-2, axis2=-1), tol, tol)
+    assert_complex_close(linalg.matrix_power(x, 3).numpy(), np.linalg.matrix_power(a, 3), tol, tol)

@@ -29,7 +29,14 @@ def _nn_and_optim():
     return names
 
 
-DOCUMENTED = _public_functions() + _public_methods() + _nn_and_optim()
+def _extensions():
+    """The Array API extensions' functions: lt.linalg's and lt.fft's."""
+    return [(f"lt.{module.__name__.split('.')[-1]}.{name}", getattr(module, name))
+            for module in (lt.linalg, lt.fft) for name in module.__all__
+            if not isinstance(getattr(module, name), type)]   # (the result NamedTuples document no code)
+
+
+DOCUMENTED = _public_functions() + _public_methods() + _nn_and_optim() + _extensions()
 
 
 def _has_example(doc):
