@@ -4,16 +4,21 @@ from __future__ import annotations
 from typing import Any
 
 import math
+import operator
 
 import numpy as np
 
-from .ir.dtypes import bool_, float16, float32, result_type, ufunc_result
+from .devices import canonical_device
+from .ir.dtypes import bool_, float16, float32, result_type, to_dtype, ufunc_result
+from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
-from .movement import (broadcast_to, concatenate, expand_dims, flip, pad, permute, reshape,
-                       squeeze, stack)
-from .tensor import Tensor, as_tensor, binary, float_unary, where
+from .movement import broadcast_to, concatenate, flip, pad, permute, squeeze, stack
+from .movement import expand_dims as _expand_dims
+from .movement import reshape as _reshape
+from .tensor import AxisError, Tensor, as_tensor, binary, float_unary, normalize_axes, operands, where
+from .views import ViewOf, fresh
 
 
 
@@ -47,25 +52,186 @@ cos = _method("cos", "Cosine elementwise\n\n>>> lt.cos(lt.asarray([0.0])).tolist
 tanh = _method("tanh", "Hyperbolic tangent elementwise\n\n>>> lt.tanh(lt.asarray([0.0])).tolist()\n[0.0]")
 abs = _method("abs", "Absolute value elementwise\n\n>>> lt.abs(lt.asarray([-1, 2])).tolist()\n[1, 2]")
 neg = negative = _method("neg", "-x elementwise\n\n>>> lt.neg(lt.asarray([1, -2])).tolist()\n[-1, 2]")
-astype = _method("astype", "Convert to a dtype\n\n>>> lt.astype(lt.asarray([1.7]), lt.int32).tolist()\n[1]")
-sum = _method("sum", "Sum over axes\n\n>>> lt.sum(lt.asarray([1, 2, 3])).item()\n6")
-prod = _method("prod", "Product over axes\n\n>>> lt.prod(lt.asarray([2, 3, 4])).item()\n24")
-mean = _method("mean", "Mean over axes\n\n>>> lt.mean(lt.asarray([1.0, 2.0, 6.0])).item()\n3.0")
-max = _method("max", "Maximum over axes\n\n>>> lt.max(lt.asarray([1, 5, 3])).item()\n5")
-min = _method("min", "Minimum over axes\n\n>>> lt.min(lt.asarray([1, 5, 3])).item()\n1")
-argmax = _method("argmax", "Index of the maximum\n\n>>> lt.argmax(lt.asarray([1, 5, 3])).item()\n1")
-argmin = _method("argmin", "Index of the minimum\n\n>>> lt.argmin(lt.asarray([4, 1, 3])).item()\n1")
 transpose = _method("transpose", "Reverse or permute the axes\n\n>>> lt.transpose(lt.zeros((2, 3))).shape\n(3, 2)")
-all = _method("all", "True where every element along the axes is nonzero\n\n>>> lt.all(lt.asarray([True, False])).item()\nFalse")
-any = _method("any", "True where some element along the axes is nonzero\n\n>>> lt.any(lt.asarray([True, False])).item()\nTrue")
-var = _method("var", "Variance over axes (correction= or ddof= for the sample variance)\n\n>>> lt.var(lt.asarray([1.0, 2.0, 3.0, 4.0])).item()\n1.25")
-std = _method("std", "Standard deviation over axes\n\n>>> lt.std(lt.asarray([1.0, 3.0])).item()\n1.0")
+
+
+# ---- the Array API's reductions and conversions, with the standard's signatures ----------------
+# (x positional-only, the options keyword-only, as the standard writes them; the Tensor methods
+# of the same names also take axis positionally, PyTorch-style)
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
+    """`x` converted to `dtype` (numpy's casting rules for values). With copy=False, `x` itself
+    when it already has that dtype (and device); every other call gives a new tensor.
+
+    >>> lt.astype(lt.asarray([1.7, -1.7]), lt.int32).tolist()
+    [1, -1]
+    >>> x = lt.asarray([1, 2]); lt.astype(x, lt.int64, copy=False) is x
+    True
+    """
+    x = as_tensor(x)
+    if not copy and to_dtype(dtype) is x.dtype and (device is None or canonical_device(device) == x.device):
+        return x
+    return x.astype(dtype, copy=copy, device=device)
+
+
+def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+    """Sum over `axis` (an int, a tuple, or None for all). Signed integers and bool sum to
+    int64, unsigned to uint64, floats keep their dtype; `dtype` casts `x` to it first and
+    returns that dtype (numpy's `dtype=`).
+
+    >>> lt.sum(lt.asarray([[1, 2], [3, 4]]), axis=0).tolist()
+    [4, 6]
+    >>> lt.sum(lt.asarray([100, 100], dtype=lt.int8), dtype=lt.int8).item()   # wraps, as numpy's
+    -56
+    """
+    return as_tensor(x).sum(axis, keepdims, dtype=dtype)
+
+
+def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+    """Product over `axis`; integers and bool multiply in int64 (unsigned: uint64), floats keep
+    their dtype; `dtype` casts `x` to it first (numpy's `dtype=`).
+
+    >>> lt.prod(lt.asarray([2, 3, 4])).item()
+    24
+    >>> lt.prod(lt.asarray([0.5, 3.0]), dtype=lt.float64).dtype
+    lazytensor.float64
+    """
+    return as_tensor(x).prod(axis, keepdims, dtype=dtype)
+
+
+def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Arithmetic mean over `axis` (integers give float64, as numpy's).
+
+    >>> lt.mean(lt.asarray([1.0, 2.0, 6.0])).item()
+    3.0
+    """
+    return as_tensor(x).mean(axis, keepdims)
+
+
+def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Maximum over `axis`; nan where any value is nan. Empty input raises ValueError.
+
+    >>> lt.max(lt.asarray([[1, 5], [7, 3]]), axis=1).tolist()
+    [5, 7]
+    """
+    return as_tensor(x).max(axis, keepdims)
+
+
+def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Minimum over `axis`; nan where any value is nan. Empty input raises ValueError.
+
+    >>> lt.min(lt.asarray([[1, 5], [7, 3]]), axis=1, keepdims=True).tolist()
+    [[1], [3]]
+    """
+    return as_tensor(x).min(axis, keepdims)
+
+
+def argmax(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Index of the first maximum along `axis` (of the flattened tensor when None), int64; a
+    nan counts as the maximum, as in numpy.
+
+    >>> lt.argmax(lt.asarray([1, 5, 3])).item()
+    1
+    """
+    return as_tensor(x).argmax(axis, keepdims)
+
+
+def argmin(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Index of the first minimum along `axis` (of the flattened tensor when None), int64.
+
+    >>> lt.argmin(lt.asarray([4, 1, 3])).item()
+    1
+    """
+    return as_tensor(x).argmin(axis, keepdims)
+
+
+def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """True where every element along `axis` is nonzero (True for empty input).
+
+    >>> lt.all(lt.asarray([True, False])).item()
+    False
+    """
+    return as_tensor(x).all(axis, keepdims)
+
+
+def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """True where some element along `axis` is nonzero (False for empty input).
+
+    >>> lt.any(lt.asarray([True, False])).item()
+    True
+    """
+    return as_tensor(x).any(axis, keepdims)
+
+
+def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False,
+        ddof: Any = None) -> Tensor:
+    """Variance over `axis`: the mean squared deviation, divided by n - correction (`ddof` is
+    numpy's name for correction, accepted too).
+
+    >>> lt.var(lt.asarray([1.0, 2.0, 3.0, 4.0])).item()
+    1.25
+    >>> lt.var(lt.asarray([1.0, 2.0, 3.0, 4.0]), correction=1).item()
+    1.666...
+    """
+    return as_tensor(x).var(axis, keepdims, correction, ddof)
+
+
+def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False,
+        ddof: Any = None) -> Tensor:
+    """Standard deviation over `axis` (the square root of `var`, with its `correction`).
+
+    >>> lt.std(lt.asarray([1.0, 3.0])).item()
+    1.0
+    """
+    return as_tensor(x).std(axis, keepdims, correction, ddof)
+
+
+def reshape(x: Any, /, shape: Any, *, copy: Any = None) -> Tensor:
+    """The same values in `shape` (one axis may be -1). copy=None: a view where one is possible
+    (numpy's rule), else a new tensor; copy=True: always a new tensor; copy=False: a view, or
+    a ValueError where the layout needs a copy.
+
+    >>> lt.reshape(lt.arange(6), (3, -1)).shape
+    (3, 2)
+    """
+    x = as_tensor(x)
+    if copy not in (None, True, False):
+        raise TypeError(f"reshape: copy must be None, True or False, not {copy!r}")
+    result = _reshape(x, shape)
+    if copy is True:
+        return fresh(result)
+    if copy is False and x.ndim and not isinstance(result._alias, ViewOf):   # (movement.reshape copied)
+        raise ValueError(f"reshape: shape {x.shape} cannot become {shape!r} without a copy "
+                         "(this tensor's layout needs one); pass copy=None or copy=True")
+    return result
+
+
+def expand_dims(x: Any, /, axis: Any) -> Tensor:
+    """A view with a new axis of size 1 at `axis`, or at each axis of a tuple (positions in the
+    result; negative ones count from its end), as numpy's.
+
+    >>> lt.expand_dims(lt.zeros(3), 0).shape
+    (1, 3)
+    >>> lt.expand_dims(lt.zeros((2, 3)), (0, -1)).shape
+    (1, 2, 3, 1)
+    """
+    x = as_tensor(x)
+    if not isinstance(axis, (tuple, list)):
+        return _expand_dims(x, operator.index(axis))
+    rank = x.ndim + len(axis)
+    try:
+        new = normalize_axes(tuple(axis), rank)
+    except AxisError:
+        raise AxisError(f"expand_dims: axis {tuple(axis)} is out of bounds for a result of dimension {rank}") from None
+    except ValueError:
+        raise ValueError(f"expand_dims: repeated axis in {tuple(axis)}") from None
+    sizes = iter(x.shape)
+    return _reshape(x, tuple(1 if a in new else next(sizes) for a in range(rank)))
 
 add = _binary(Op.ADD, "add", "a + b")
 subtract = _binary(Op.SUB, "subtract", "a - b")
 multiply = _binary(Op.MUL, "multiply", "a * b")
 divide = _binary(Op.DIV, "divide", "a / b (true division)")
-floor_divide = _binary(Op.FLOORDIV, "floor_divide", "a // b")
 mod = remainder = _binary(Op.MOD, "mod", "a % b (sign of b)")
 pow = power = _binary(Op.POW, "pow", "a ** b")
 maximum = _binary(Op.MAX, "maximum", "The larger of a and b (nan wins)")
@@ -84,6 +250,82 @@ bitwise_right_shift = _binary(Op.SHR, "bitwise_right_shift", "a >> b (arithmetic
 atan2 = arctan2 = _binary(Op.ATAN2, "atan2", "The angle of the point (b, a): atan(a / b) in the right quadrant")
 hypot = _binary(Op.HYPOT, "hypot", "sqrt(a**2 + b**2) without overflow")
 copysign = _binary(Op.COPYSIGN, "copysign", "|a| with the sign of b")
+
+
+def floor_divide(x1: Any, x2: Any, /) -> Tensor:
+    """x1 // x2 elementwise with broadcasting: the quotient rounded toward -inf, numpy's results
+    except where exactly one operand is infinite. There the Array API (2024.12) wants the
+    limit of floor(x1 / x2) (inf // 2 is inf, 1 // -inf is -0.0, -1 // inf is -0.0), where
+    numpy gives nan, -1.0 and -1.0 (Python's divmod rule); the conformance suite tests the
+    standard's, so lazytensor follows it there. `a // b` and `a //= b` are this function.
+
+    >>> lt.floor_divide(lt.asarray([7, -7]), 2).tolist()
+    [3, -4]
+    >>> lt.floor_divide(lt.asarray([float("inf"), 1.0, -1.0]), lt.asarray([2.0, -float("inf"), float("inf")])).tolist()
+    [inf, -0.0, -0.0]
+    """
+    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
+        x1 = as_tensor(x1)
+    result = binary(Op.FLOORDIV, x1, x2)
+    if not result.dtype.is_float:
+        return result
+    (a, b), _ = operands(x1, x2, name="floor_divide", ufunc=np.floor_divide)
+    infinity = const(math.inf, a.dtype, a.shape)
+    one_infinite = make(Op.CMPNE, make(Op.CMPEQ, make(Op.ABS, a), infinity), make(Op.CMPEQ, make(Op.ABS, b), infinity))
+    # (x / y is that limit, with its sign, and nan where the other operand is nan)
+    return result._new(make(Op.WHERE, one_infinite, make(Op.DIV, a, b), result.node))
+
+
+def nextafter(x1: Any, x2: Any, /) -> Tensor:
+    """The next representable number after x1 in the direction of x2, elementwise with
+    broadcasting (numpy.nextafter): x2 where they are equal (so nextafter(-0.0, 0.0) is 0.0),
+    the smallest subnormal after zero, nan where either is nan. Integers compute in float, as
+    numpy's.
+
+    >>> lt.nextafter(lt.asarray([1.0, 1.0, 0.0]), lt.asarray([2.0, 0.0, -1.0])).tolist() == \\
+    ...     np.nextafter(np.float32([1, 1, 0]), np.float32([2, 0, -1])).tolist()
+    True
+    """
+    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
+        x1 = as_tensor(x1)
+    (a, b), device = operands(x1, x2, name="nextafter", ufunc=np.nextafter)
+    return Tensor(_next_after(a, b), device)
+
+
+def _next_after(a: Node, b: Node) -> Node:
+    """nextafter built from arithmetic, with no access to the bits. For a normal x with
+    u = 2**-p (p the significand's bits), x + u*(1 + 2u)*|x| rounds to the next float up and
+    x - u*(1 + 2u)*|x| to the next one down: the step is more than half the gap on the side it
+    goes to and less than one and a half (Rump, Zimmermann, Boldo & Melquiond, "Computing
+    predecessor and successor in rounding to nearest", 2009; it holds with the product rounded
+    or fused into the add). The step must itself be a normal number, so the smallest normal
+    values are first scaled up by a power of two (exact) and the result back down. Below twice
+    the smallest normal (subnormals and zeros too) the step is the smallest subnormal, exactly;
+    infinities step to the largest finite value."""
+    dtype, shape = a.dtype, a.shape
+    limits = np.finfo(dtype.np)
+    u = float(limits.eps) / 2
+    scaled_below = float(limits.smallest_normal) * 2 / u   # where u * |x| would not be normal
+
+    def c(value: float) -> Node:
+        return const(value, dtype, shape)
+
+    magnitude = make(Op.ABS, a)
+    scale = make(Op.WHERE, make(Op.CMPLT, magnitude, c(scaled_below)), c(2 / u), c(1.0))
+    scaled = make(Op.MUL, a, scale)
+    step = make(Op.MUL, c(u * (1 + 2 * u)), make(Op.ABS, scaled))
+    up = make(Op.CMPLT, a, b)
+    normal = make(Op.DIV, make(Op.WHERE, up, make(Op.ADD, scaled, step), make(Op.SUB, scaled, step)), scale)
+    # below twice the smallest normal the gap either way is the smallest subnormal (a step of
+    # one to zero keeps x's sign: nextafter(-tiny, 1) is -0.0)
+    tiny = make(Op.WHERE, up, make(Op.ADD, a, c(float(limits.smallest_subnormal))),
+                make(Op.SUB, a, c(float(limits.smallest_subnormal))))
+    tiny = make(Op.WHERE, make(Op.CMPEQ, tiny, c(0.0)), make(Op.COPYSIGN, c(0.0), a), tiny)
+    result = make(Op.WHERE, make(Op.CMPLT, magnitude, c(2 * float(limits.smallest_normal))), tiny, normal)
+    result = make(Op.WHERE, make(Op.CMPEQ, magnitude, c(math.inf)), make(Op.COPYSIGN, c(float(limits.max)), a), result)
+    result = make(Op.WHERE, make(Op.CMPEQ, a, b), b, result)
+    either_nan = make(Op.OR, make(Op.CMPNE, a, a), make(Op.CMPNE, b, b))
+    return make(Op.WHERE, either_nan, c(math.nan), result)
 
 
 def _float_function(op: Op, name: str, doc: str):
@@ -121,7 +363,8 @@ def erf(x: Any) -> Tensor:
 def _rounding(op: Op, name: str, doc: str):
     def function(x: Any) -> Tensor:
         x = as_tensor(x)
-        return x._new(make(op, x.node)) if x.dtype.is_float else x._new(x.node)
+        # (complex: make refuses, as the Array API leaves rounding complex numbers undefined)
+        return x._new(make(op, x.node)) if x.dtype.is_inexact else x._new(x.node)
     return _named(function, name, (f"{doc}, elementwise; integers and bool are returned unchanged (Array API)."
                                    f"\n\n>>> lt.{name}(lt.asarray([-1.5, 2.5])).tolist() == np.{name}([-1.5, 2.5]).tolist()\nTrue"))
 
@@ -153,7 +396,7 @@ def isnan(x: Any) -> Tensor:
     [True, False]
     """
     x = as_tensor(x)
-    return x != x if x.dtype.is_float else _all(x, False)
+    return x != x if x.dtype.is_inexact else _all(x, False)   # (complex: either part is nan)
 
 
 def isinf(x: Any) -> Tensor:
@@ -163,6 +406,8 @@ def isinf(x: Any) -> Tensor:
     [True, False]
     """
     x = as_tensor(x)
+    if x.dtype.is_complex:   # (either part: |x| of finite parts may overflow)
+        return isinf(real(x)) | isinf(imag(x))
     return x.abs() == math.inf if x.dtype.is_float else _all(x, False)
 
 
@@ -173,6 +418,8 @@ def isfinite(x: Any) -> Tensor:
     [False, True]
     """
     x = as_tensor(x)
+    if x.dtype.is_complex:   # (both parts finite: |x| of finite parts may still overflow)
+        return isfinite(real(x)) & isfinite(imag(x))
     return x.abs() < math.inf if x.dtype.is_float else _all(x, True)
 
 
@@ -185,6 +432,9 @@ def sign(x: Any) -> Tensor:
     x = as_tensor(x)
     if x.dtype.is_bool:
         raise TypeError("sign is not defined for bool (numpy refuses it too); cast with .astype() first")
+    if x.dtype.is_complex:   # x / |x|, and 0 for 0 (the Array API's; numpy 2's too)
+        magnitude = x.abs()
+        return where(magnitude == 0, x._new(const(0, x.dtype, x.shape)), x / where(magnitude == 0, 1, magnitude).astype(x.dtype))
     # zeros (either sign) give +0 and nan stays nan, as in numpy
     positive = where(x > 0, 1, where(x == 0, 0, x)).astype(x.dtype)
     return where(x < 0, -1, positive).astype(x.dtype) if not x.dtype.is_unsigned else positive
@@ -292,30 +542,33 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:
 def conj(x: Any) -> Tensor:
     """The complex conjugate: x itself for real dtypes.
 
-    >>> lt.conj(lt.asarray([1.0, -2.0])).tolist()
-    [1.0, -2.0]
+    >>> lt.conj(lt.asarray([1 + 2j])).tolist()
+    [(1-2j)]
     """
     x = as_tensor(x)
-    return x._new(x.node)
+    if not x.dtype.is_complex:
+        return x._new(x.node)
+    return x._new(make(Op.COMPLEX, make(Op.REAL, x.node), make(Op.NEG, make(Op.IMAG, x.node))))
 
 
 def real(x: Any) -> Tensor:
-    """The real part: x itself for real dtypes.
+    """The real part (of the component float type for complex x): x itself for real dtypes.
 
-    >>> lt.real(lt.asarray([1.0, -2.0])).tolist()
-    [1.0, -2.0]
+    >>> lt.real(lt.asarray([1 + 2j])).tolist()
+    [1.0]
     """
-    return conj(x)
+    x = as_tensor(x)
+    return x._new(make(Op.REAL, x.node) if x.dtype.is_complex else x.node)
 
 
 def imag(x: Any) -> Tensor:
-    """The imaginary part: zeros for real dtypes.
+    """The imaginary part (of the component float type for complex x): zeros for real dtypes.
 
-    >>> lt.imag(lt.asarray([1.0, -2.0])).tolist()
-    [0.0, 0.0]
+    >>> lt.imag(lt.asarray([1 + 2j])).tolist()
+    [2.0]
     """
     x = as_tensor(x)
-    return x._new(const(0, x.dtype, x.shape))
+    return x._new(make(Op.IMAG, x.node) if x.dtype.is_complex else const(0, x.dtype, x.shape))
 
 
 def reciprocal(x: Any) -> Tensor:
@@ -367,5 +620,5 @@ __all__ = [
     "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh",
     "arctanh", "expm1", "log1p", "log2", "log10", "erf", "floor", "ceil", "trunc", "round", "signbit",
     "isnan", "isinf", "isfinite", "sign", "square", "positive", "logical_not", "logical_and",
-    "logical_or", "logical_xor", "logaddexp", "clip", "conj", "real", "imag", "reciprocal",
+    "logical_or", "logical_xor", "logaddexp", "clip", "conj", "real", "imag", "reciprocal", "nextafter",
 ]

@@ -18,7 +18,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .devices import canonical_device, default_device, devices
-from .ir.dtypes import DTYPES, DType, default_float, default_int, to_dtype
+from .ir.dtypes import DTYPES, DType, default_complex, default_float, default_int, real_dtype, to_dtype
 from .ir.dtypes import result_type as _promote
 from .tensor import Tensor
 
@@ -27,21 +27,24 @@ __array_api_version__ = "2023.12"
 __all__ = ["__array_api_version__", "finfo", "iinfo", "result_type", "can_cast", "isdtype", "Info",
            "__array_namespace_info__"]
 
-# The standard's dtype kinds, each as a test on a DType. 'complex floating' is a kind of the
-# standard that lazytensor has no dtype of, so it is never true.
+# The standard's dtype kinds, each as a test on a DType.
 KINDS = {
     "bool": lambda d: d.is_bool,
     "signed integer": lambda d: d.is_int,
     "unsigned integer": lambda d: d.is_unsigned,
     "integral": lambda d: d.is_integer,
     "real floating": lambda d: d.is_float,
-    "complex floating": lambda d: False,
-    "numeric": lambda d: d.is_integer or d.is_float,
+    "complex floating": lambda d: d.is_complex,
+    "numeric": lambda d: d.is_integer or d.is_inexact,
 }
+
+# lazytensor's dtypes that the standard does not define: usable everywhere (lt.float16), but not
+# listed by __array_namespace_info__().dtypes(), whose every entry must be a standard dtype
+EXTRA_DTYPES = frozenset({"float16"})
 
 # Python scalar types that promote as "weak" (only their kind matters). Exact types: a numpy
 # scalar such as np.float64(1.0) subclasses float but is a strong float64, as in numpy.
-_WEAK_SCALARS = (bool, int, float)
+_WEAK_SCALARS = (bool, int, float, complex)
 
 
 class DTypeKindError(TypeError, ValueError):
@@ -83,12 +86,13 @@ def _dtype_of(value: Any, function: str, argument: str) -> DType:
 
 
 def finfo(type: Union[DType, Tensor, Any], /) -> FloatInfo:
-    """Machine limits of a floating-point dtype (or of a Tensor's dtype).
+    """Machine limits of a floating-point dtype (or of a Tensor's dtype); of a complex dtype's
+    parts for a complex one (finfo(complex64) is float32's, as the Array API says).
 
     >>> lt.finfo(lt.float16).max
     65504.0
     """
-    dtype = _dtype_of(type, "finfo", "type")
+    dtype = real_dtype(_dtype_of(type, "finfo", "type"))
     if not dtype.is_float:
         raise DTypeKindError(f"finfo needs a floating-point dtype, got {dtype.name}; use iinfo for integers")
     limits = np.finfo(dtype.np)
@@ -120,8 +124,6 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     for operand in arrays_and_dtypes:
         if type(operand) in _WEAK_SCALARS:
             operands.append(operand)
-        elif isinstance(operand, complex):
-            raise TypeError(f"result_type: lazytensor has no complex dtypes, so {operand!r} cannot be promoted")
         elif isinstance(operand, np.generic):  # a numpy scalar value carries a strong dtype
             operands.append(_dtype_of(operand.dtype, "result_type", "operand"))
         else:
@@ -161,7 +163,7 @@ def _check_kind_name(kind: str) -> None:
         raise ValueError(f"unknown dtype kind {kind!r}; the kinds are {', '.join(map(repr, KINDS))}")
 
 
-def isdtype(dtype: DType, kind: Union[DType, str, tuple], /) -> bool:
+def isdtype(dtype: DType, kind: Union[DType, str, tuple]) -> bool:
     """Whether `dtype` is of `kind`: a kind name ('bool', 'signed integer', 'unsigned integer',
     'integral', 'real floating', 'complex floating', 'numeric'), a dtype, or a tuple of those.
 
@@ -216,31 +218,35 @@ class Info:
         return devices()
 
     def default_dtypes(self, *, device: Any = None) -> dict:
-        """The dtype creation functions pick for floats, integers and indices on `device`.
-        lazytensor has no complex dtype, so 'complex floating' is None.
+        """The dtype creation functions pick for floats, complex numbers, integers and indices on
+        `device`.
 
         >>> lt.__array_namespace_info__().default_dtypes()["integral"]
         lazytensor.int64
         """
         canonical_device(device)  # an unknown device is an error here, where the user named it
-        return {"real floating": default_float, "complex floating": None, "integral": default_int,
+        return {"real floating": default_float, "complex floating": default_complex, "integral": default_int,
                 "indexing": default_int}
 
     def dtypes(self, *, device: Any = None, kind: Union[None, str, tuple] = None) -> dict:
-        """The dtypes `device` supports, name -> DType, optionally only those of `kind` (a kind
-        name or a tuple of kind names, as for isdtype).
+        """The standard's dtypes `device` supports, name -> DType, optionally only those of `kind`
+        (a kind name or a tuple of kind names, as for isdtype). lazytensor's float16 works on
+        every device too, but is no standard dtype, so it is not listed.
 
         >>> list(lt.__array_namespace_info__().dtypes(kind="unsigned integer"))
         ['uint8', 'uint16', 'uint32', 'uint64']
+        >>> list(lt.__array_namespace_info__().dtypes(kind="real floating"))
+        ['float32', 'float64']
         """
         canonical_device(device)
+        standard = {name: dtype for name, dtype in DTYPES.items() if name not in EXTRA_DTYPES}
         if kind is None:
-            return dict(DTYPES)
+            return standard
         names = kind if isinstance(kind, tuple) else (kind,)
         for name in names:
             if not isinstance(name, str) or name not in KINDS:
                 raise ValueError(f"dtypes: unsupported kind {name!r}; the kinds are {', '.join(map(repr, KINDS))}")
-        return {dtype_name: dtype for dtype_name, dtype in DTYPES.items() if isdtype(dtype, names)}
+        return {dtype_name: dtype for dtype_name, dtype in standard.items() if isdtype(dtype, names)}
 
     def __repr__(self) -> str:
         return "lazytensor.__array_namespace_info__()"
@@ -249,7 +255,7 @@ class Info:
 def __array_namespace_info__() -> Info:
     """The Array API inspection namespace (capabilities, devices, dtypes) of lazytensor.
 
-    >>> lt.__array_namespace_info__().dtypes()["float16"]
-    lazytensor.float16
+    >>> lt.__array_namespace_info__().dtypes()["float32"]
+    lazytensor.float32
     """
     return Info()

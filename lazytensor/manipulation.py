@@ -5,6 +5,9 @@ import math
 import operator
 from typing import Any, Sequence
 
+import numpy as np
+
+from .creation import asarray
 from .ir.dtypes import float16, float32, result_type
 from .movement import concatenate, permute
 from .views import fresh
@@ -111,21 +114,53 @@ def tile(x: Any, repetitions: Sequence[int]) -> Tensor:
     return fresh(big.reshape(tuple(r * n for r, n in zip(reps, x.shape))))
 
 
-def repeat(x: Any, repeats: int, axis: Any = None) -> Tensor:
-    """Each element repeated `repeats` times along `axis` (the flattened tensor when None).
+def repeat(x: Any, repeats: Any, /, *, axis: Any = None) -> Tensor:
+    """Each element repeated along `axis` (the flattened tensor when None): `repeats` times, or
+    repeats[i] times for element i where `repeats` is a 1-D array of counts (one per element
+    along the axis, or a single one). A new tensor, as numpy's.
+
+    An array of counts fixes the result's shape, so it is read when called (realized where it is
+    pending), as the Array API allows; the elements are then gathered in one kernel.
 
     >>> lt.repeat(lt.asarray([1, 2]), 2).tolist()
     [1, 1, 2, 2]
+    >>> lt.repeat(lt.asarray([[1, 2], [3, 4]]), lt.asarray([1, 2]), axis=0).tolist()
+    [[1, 2], [3, 4], [3, 4]]
     """
     x = as_tensor(x)
-    if isinstance(repeats, Tensor) or isinstance(repeats, (tuple, list)):
-        raise TypeError("repeat: only one int count is supported so far (not one per element)")
     if axis is None:
         x, axis = x.reshape(-1), 0
     (axis,) = normalize_axes(axis, x.ndim)
+    if isinstance(repeats, (Tensor, np.ndarray, list, tuple)):
+        counts = _repeat_counts(repeats, x.shape[axis])
+        if counts.shape != (1,):
+            from .indexing import take
+            index = np.repeat(np.arange(x.shape[axis], dtype=np.int64), counts)
+            return take(x, asarray(index, device=x.device), axis=axis)
+        repeats = int(counts[0])
+    else:
+        if isinstance(repeats, (bool, np.bool_)) or not isinstance(repeats, (int, np.integer)):
+            raise TypeError(f"repeat: repeats must be an int or an array of ints, not {type(repeats).__name__} {repeats!r}")
+        repeats = operator.index(repeats)
+        if repeats < 0:
+            raise ValueError(f"repeat: repeats must be non-negative, not {repeats}")
     expanded = x.reshape(x.shape[:axis + 1] + (1,) + x.shape[axis + 1:])
     expanded = expanded.broadcast_to(x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:])
     return fresh(expanded.reshape(x.shape[:axis] + (x.shape[axis] * repeats,) + x.shape[axis + 1:]))
+
+
+def _repeat_counts(repeats: Any, n: int) -> np.ndarray:
+    """The counts of `repeat` as a 1-D int64 numpy array of length n, or 1 (one for every element)."""
+    values = repeats.numpy() if isinstance(repeats, Tensor) else np.asarray(repeats)
+    if values.dtype.kind not in "iub" and values.size:   # (numpy casts bool counts; [] is float64, and empty)
+        raise TypeError(f"repeat: counts must be integers, not {values.dtype.name} (cast them with .astype())")
+    values = values.reshape(-1) if values.ndim == 0 else values
+    if values.ndim != 1 or values.shape[0] not in (1, n):
+        raise ValueError(f"repeat: repeats of shape {values.shape} do not match the {n} elements along the axis "
+                         f"(give one count per element, or a single one)")
+    if (values < 0).any():
+        raise ValueError(f"repeat: counts must be non-negative; got {values[values < 0][0]}")
+    return values.astype(np.int64)
 
 
 def _band(x: Tensor, k: int, lower: bool) -> Tensor:
@@ -179,6 +214,9 @@ def vecdot(x1: Any, x2: Any, axis: int = -1) -> Tensor:
     dtype = result_type(a.dtype, b.dtype)
     if dtype is float16:   # products and their sum in float32, rounded once, as numpy's (and matmul)
         a, b = a.astype(float32), b.astype(float32)
+    if a.dtype.is_complex:   # (the Array API's vecdot conjugates the first operand, as np.vecdot does)
+        from .functions import conj
+        a = conj(a)
     product = a * b
     return product.any(axis) if product.dtype.is_bool else product.sum(axis=axis).astype(dtype)
 
@@ -250,21 +288,48 @@ def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Ten
     return (as_tensor(x) != 0).sum(axis=axis, keepdims=keepdims)
 
 
-def diff(x: Any, /, *, axis: int = -1, n: int = 1) -> Tensor:
-    """The n-th discrete difference along `axis`: x[1:] - x[:-1], n times (one fused kernel).
+def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Tensor:
+    """The n-th discrete difference along `axis`: x[1:] - x[:-1], n times (one fused kernel; for
+    bool, x[1:] != x[:-1], as numpy's). `prepend` and `append` are joined to x along `axis`
+    first: tensors of x's shape but for that axis, or scalars (one element there), as numpy's.
 
     >>> lt.diff(lt.asarray([1, 4, 9, 16])).tolist()
     [3, 5, 7]
+    >>> lt.diff(lt.asarray([1, 4, 9]), prepend=0, append=lt.asarray([20])).tolist()
+    [1, 3, 5, 11]
     """
     x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("diff needs at least one dimension; got a 0-d tensor")
     (axis,) = normalize_axes(axis, x.ndim)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"diff: n must be an int, not {n!r}")
     if n < 0:
         raise ValueError(f"diff: n must be non-negative, not {n}")
+    if n == 0:
+        return x   # (numpy's: x itself, prepend and append left out)
+    if prepend is not None or append is not None:
+        parts = [_diff_part(v, x, axis, name) for v, name in ((prepend, "prepend"), (x, ""), (append, "append"))
+                 if v is not None]
+        x = concatenate(parts, axis=axis)
     for _ in range(n):
         head = (slice(None),) * axis
         x = (x[head + (slice(1, None),)] != x[head + (slice(None, -1),)]) if x.dtype.is_bool else \
             x[head + (slice(1, None),)] - x[head + (slice(None, -1),)]
     return x
+
+
+def _diff_part(value: Any, x: Tensor, axis: int, name: str) -> Tensor:
+    """x itself, or what diff joins before or after it: a scalar becomes one element along `axis`."""
+    if value is x:
+        return x
+    part = as_tensor(value, like=x)
+    if part.ndim == 0:
+        return part.broadcast_to(x.shape[:axis] + (1,) + x.shape[axis + 1:])
+    if part.ndim != x.ndim or any(m != k for a, (m, k) in enumerate(zip(part.shape, x.shape)) if a != axis):
+        raise ValueError(f"diff: {name} of shape {part.shape} does not fit x of shape {x.shape} along axis {axis} "
+                         "(it needs x's shape but for that axis, or to be a scalar)")
+    return part
 
 
 __all__ = ["broadcast_arrays", "meshgrid", "moveaxis", "roll", "tile", "repeat", "tril", "triu",

@@ -7,6 +7,7 @@ points at the line that caused it rather than at realize time.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -14,8 +15,8 @@ import numpy as np
 from . import autograd, capture, views
 from .autograd import adopt
 from .devices import STATS, canonical_device, runtime
-from .ir.dtypes import (DType, bool_, float16, float32, float64, int8, int64, result_type, scalar_fits, to_dtype,
-                        ufunc_result, uint64)
+from .ir.dtypes import (DType, bool_, complex64, complex128, float16, float32, float64, int8, int64, result_type,
+                        scalar_fits, to_dtype, ufunc_result, uint64)
 from .ir.graph import Node
 from .ir.ops import COMPARISON, Op
 from .ir.passes import const
@@ -164,6 +165,8 @@ class Tensor:
         node = self.node
         if node.op in _VIEWS:
             values = _read_view(node, self.device)
+            if values is None and _compute_viewed(node, self.device):
+                values = _read_view(node, self.device)
             if values is not None:
                 return values
         return runtime(self.device).device.to_numpy(self._buffer())
@@ -213,9 +216,11 @@ class Tensor:
             if value is not None:
                 return value.item()
             values = _read_view(node, self.device)
+            if values is None and _compute_viewed(node, self.device):
+                values = _read_view(node, self.device)
             if values is not None:
                 return values.item()
-        return self.numpy().item()
+        return runtime(self.device).device.to_numpy(self._buffer()).item()
 
     def tolist(self) -> Any:
         """Nested Python lists of the values.
@@ -281,8 +286,12 @@ class Tensor:
         >>> lt.asarray([1.7, -1.7]).astype(lt.int32).tolist()
         [1, -1]
         """
+        target = to_dtype(dtype)
+        if self.dtype.is_complex and not target.is_complex and not target.is_bool:
+            raise TypeError(f"astype: casting {self.dtype.name} to {target.name} would drop the imaginary part; "
+                            "take lt.real(x) or lt.imag(x) first (the Array API refuses this cast)")
         source = self if device is None else self.to_device(device)
-        return Tensor(_cast(source.node, to_dtype(dtype)), source.device)
+        return Tensor(_cast(source.node, target), source.device)
 
     def _new(self, node: Node) -> "Tensor":
         return Tensor(node, self.device)
@@ -297,8 +306,8 @@ class Tensor:
     def __rmul__(self, other): return binary(Op.MUL, other, self)
     def __truediv__(self, other): return binary(Op.DIV, self, other)
     def __rtruediv__(self, other): return binary(Op.DIV, other, self)
-    def __floordiv__(self, other): return binary(Op.FLOORDIV, self, other)
-    def __rfloordiv__(self, other): return binary(Op.FLOORDIV, other, self)
+    def __floordiv__(self, other): return _floor_divide(self, other)
+    def __rfloordiv__(self, other): return _floor_divide(other, self)
     def __mod__(self, other): return binary(Op.MOD, self, other)
     def __rmod__(self, other): return binary(Op.MOD, other, self)
     def __pow__(self, other):
@@ -330,7 +339,7 @@ class Tensor:
     def __isub__(self, other): return self._inplace(Op.SUB, other)
     def __imul__(self, other): return self._inplace(Op.MUL, other)
     def __itruediv__(self, other): return self._inplace(Op.DIV, other)
-    def __ifloordiv__(self, other): return self._inplace(Op.FLOORDIV, other)
+    def __ifloordiv__(self, other): return self._inplace_result(_floor_divide(self, other), "//=")
     def __imod__(self, other): return self._inplace(Op.MOD, other)
     def __ipow__(self, other): return self._inplace(Op.POW, other)
     def __iand__(self, other): return self._inplace(Op.AND, other)
@@ -549,7 +558,7 @@ class Tensor:
         if dtype is not None:   # numpy's: the sum computed in, and returned as, `dtype`
             return _in_dtype(self, dtype).sum(axis, keepdims).astype(dtype)
         x = self.node
-        if x.dtype.is_float:
+        if x.dtype.is_inexact:
             total = _float_sum(x, axis, x.dtype)
         else:
             total = _reduce(Op.SUM, _cast(x, _accumulator(x.dtype)), axis)
@@ -593,7 +602,7 @@ class Tensor:
         >>> lt.asarray([1.0, 2.0, 6.0]).mean().item()
         3.0
         """
-        x = self if self.dtype.is_float else self.astype(float64)
+        x = self if self.dtype.is_inexact else self.astype(float64)
         axes = normalize_axes(axis, self.ndim)
         count = math.prod(self.shape[a] for a in axes)
         # float16 sums and divides in float32 and rounds once, as numpy's mean (no overflow on the way)
@@ -820,7 +829,10 @@ def _read_element(node: Node, device: str) -> Optional[np.generic]:
     shrink = node.src[0]
     base = shrink.src[0]
     if base.op is not Op.BUFFER:
-        base = _REALIZED.get(base) if _REALIZED.data else None
+        found = _REALIZED.get(base) if _REALIZED.data else None
+        if found is None and _READ_VALUES.data:
+            found = _read_value(base, device)
+        base = found
         if base is None:
             return None
     offset = 0
@@ -846,6 +858,9 @@ def _read_view(node: Node, device: str) -> Optional[np.ndarray]:
         node = node.src[0]
         if _REALIZED.data:
             node = _REALIZED.get(node, node)
+        if _READ_VALUES.data:
+            kept = _read_value(node, device)
+            node = node if kept is None else kept
     buffer, dtype = node.arg, node.dtype.np
     device_ = runtime(device).device
     host = getattr(device_, "host_memory", False)
@@ -869,6 +884,39 @@ def _read_view(node: Node, device: str) -> Optional[np.ndarray]:
     values = np.ndarray(view.shape, dtype, memory, (offset - lo) * itemsize, view.strides)
     values.flags.writeable = False
     return values
+
+
+# Reading elements of a pending tensor (x = a // b; x[0], x[1], ... as numpy's users do): each
+# read alone would compute its element by a kernel of its own, compiled for that element (the
+# index is part of the kernel), one compile per element. So the second read of a pending value
+# computes all of it, once; that and every later read take their elements from its memory. (The
+# first read stays one element's kernel: reading one element of a big pending result must not
+# compute all of it.) Values of nodes never change, so a value kept for a node is always right;
+# it is kept per device (a node with no buffer under it, lt.zeros(3) * 2, is the same node on
+# every device).
+_READ_ONCE: "weakref.WeakKeyDictionary[Node, set[str]]" = weakref.WeakKeyDictionary()
+_READ_VALUES: "weakref.WeakKeyDictionary[Node, dict[str, Node]]" = weakref.WeakKeyDictionary()
+
+
+def _read_value(node: Node, device: str) -> Optional[Node]:
+    """The value (a BUFFER node) kept on `device` for pending `node` by _compute_viewed, or None."""
+    kept = _READ_VALUES.get(node)
+    return kept.get(device) if kept else None
+
+
+def _compute_viewed(node: Node, device: str) -> bool:
+    """For a view (movement ops) of a pending value being read: compute that value where it was
+    read before (see above). Whether it was computed now."""
+    while node.op in _VIEWS:
+        node = node.src[0]
+    if node.op is Op.BUFFER or _read_value(node, device) is not None or (_REALIZED.data and node in _REALIZED):
+        return False   # (memory already, or a view _read_view cannot take: a copy of a reshape)
+    seen = _READ_ONCE.setdefault(node, set())
+    if device not in seen:
+        seen.add(device)
+        return False
+    _READ_VALUES.setdefault(node, {})[device] = values(Tensor(node, device))[0]
+    return True
 
 
 # ---- shapes ------------------------------------------------------------------------------------
@@ -908,17 +956,21 @@ def float_unary(op: Op, x: Tensor) -> Tensor:
 
 
 def _float_sum(x: Node, axis, dtype: DType) -> Node:
-    """The sum of a float node over `axis` (kept, size 1), rounded once to `dtype`: float16/32
-    add in float64 (the cpu: float32 vectors over blocks, the blocks in float64), at least as
-    accurate as numpy's pairwise float32 sums."""
-    if x.dtype.itemsize < 8:
-        return _cast(_reduce(Op.SUM, _cast(x, float64), axis), dtype)
+    """The sum of a float (or complex) node over `axis` (kept, size 1), rounded once to `dtype`:
+    float16/32 add in float64 (the cpu: float32 vectors over blocks, the blocks in float64),
+    complex64 in complex128, at least as accurate as numpy's pairwise float32 sums."""
+    wide = _WIDER_SUM.get(x.dtype)
+    if wide is not None:
+        return _cast(_reduce(Op.SUM, _cast(x, wide), axis), dtype)
     return _cast(_reduce(Op.SUM, x, axis), dtype)
+
+
+_WIDER_SUM = {float16: float64, float32: float64, complex64: complex128}
 
 
 def _accumulator(dtype: DType) -> DType:
     """What sum and prod accumulate in (numpy's): int64 for bool and signed, uint64 for unsigned."""
-    return dtype if dtype.is_float else uint64 if dtype.is_unsigned else int64
+    return dtype if dtype.is_inexact else uint64 if dtype.is_unsigned else int64
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -982,10 +1034,8 @@ def operands(*values: Any, name: str, device: Optional[str] = None,
     device = same_device(*tensors, name=name) if tensors else canonical_device(device)
     items: list[Any] = []
     for v in values:
-        if isinstance(v, (Tensor, bool, int, float)):
+        if isinstance(v, (Tensor, bool, int, float, complex)):
             items.append(v)
-        elif isinstance(v, complex):
-            raise TypeError(f"{name}: complex numbers are not supported")
         else:   # an array-like: its dtype is numpy's (a list of Python floats is float64 here,
             # as in numpy: x64 + [0.001] must not round 0.001 through the default float32)
             from .creation import asarray
@@ -1223,6 +1273,11 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
 def matmul(a: Any, b: Any) -> Tensor:
     from .linalg import matmul as _matmul
     return _matmul(a, b)
+
+
+def _floor_divide(a: Any, b: Any) -> Tensor:
+    from .functions import floor_divide   # (numpy's, but the Array API's where one operand is infinite)
+    return floor_divide(a, b)
 
 
 from . import movement  # noqa: E402  (last: movement builds on Tensor; methods look it up when called)

@@ -661,6 +661,8 @@ def _special_grid(np_dtype):
 def test_special_values_binary(name, dtype, device):
     a, b = _special_grid(np.dtype(dtype.name))
     lt_op, np_fn = BINARY[name]
+    if name == "floordiv":   # (the Array API's results where one operand is infinite, not numpy's)
+        from test_nonfinite_operands import floor_divide_reference as np_fn
     with np.errstate(all="ignore"):
         want = np.asarray(np_fn(a, b))
     got = lt_op(lt.asarray(a, device=device), lt.asarray(b, device=device))
