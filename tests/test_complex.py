@@ -341,3 +341,9 @@ def test_linalg_of_complex_matrices(device, rng, dtype):
                                np.linalg.norm(a, axis=-1, ord=3), rtol=tol)
     assert_complex_close(linalg.trace(x).numpy(), np.trace(a, axis1=-2, axis2=-1), tol, tol)
     assert_complex_close(linalg.matrix_power(x, 3).numpy(), np.linalg.matrix_power(a, 3), tol, tol)
+
+
+def test_vecdot_conjugates_the_first_operand(device, rng):
+    a, b = random_complex(rng, (3, 5), np.complex64), random_complex(rng, (5,), np.complex64)
+    got = lt.vecdot(lt.asarray(a, device=device), lt.asarray(b, device=device)).numpy()
+    assert_complex_close(got, np.vecdot(a, b), 1e-5, 1e-6)
