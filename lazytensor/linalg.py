@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
-from .ir.dtypes import DType, float16, float32, float64, int64, result_type
+from .ir.dtypes import DType, float16, float32, float64, int64, real_dtype, result_type
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
@@ -143,8 +143,9 @@ def _decompose(name: str, x: Tensor, outputs: int, options: tuple = (), extra: S
 
 def _rtol_node(x: Tensor, rtol: Any, name: str) -> Node:
     """pinv's and matrix_rank's relative cutoff as a node of x's batch shape, in x's compute
-    dtype; None means max(M, N) * eps, the standard's default."""
-    dtype = _compute_dtype(x.dtype, name)
+    dtype (its parts' for complex x: a cutoff is real); None means max(M, N) * eps, the
+    standard's default."""
+    dtype = real_dtype(_compute_dtype(x.dtype, name))
     batch = x.shape[:-2]
     if rtol is None:
         rtol = max(x.shape[-2:]) * float(np.finfo(dtype.np).eps)

@@ -347,3 +347,11 @@ def test_vecdot_conjugates_the_first_operand(device, rng):
     a, b = random_complex(rng, (3, 5), np.complex64), random_complex(rng, (5,), np.complex64)
     got = lt.vecdot(lt.asarray(a, device=device), lt.asarray(b, device=device)).numpy()
     assert_complex_close(got, np.vecdot(a, b), 1e-5, 1e-6)
+
+
+def test_pinv_and_matrix_rank_of_complex_matrices(rng):
+    a = random_complex(rng, (2, 5, 3), np.complex128)
+    a[1, :, 2] = a[1, :, 0] * (2 - 1j)   # (rank 2)
+    x = lt.asarray(a)
+    assert_complex_close(lt.linalg.pinv(x).numpy(), np.linalg.pinv(a), 1e-10, 1e-10)
+    np.testing.assert_array_equal(lt.linalg.matrix_rank(x).numpy(), np.linalg.matrix_rank(a))
