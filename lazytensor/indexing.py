@@ -52,9 +52,9 @@ def take(x: Any, indices: Any, axis: Any = None) -> Tensor:
     return x._new(make(Op.GATHER, x.node, index.node, arg=axis))
 
 
-def take_along_axis(x: Any, indices: Any, axis: int) -> Tensor:
-    """out[..., j, ...] = x[..., indices[..., j, ...], ...] along `axis` (numpy.take_along_axis);
-    the other axes of `indices` broadcast against `x`.
+def take_along_axis(x: Any, indices: Any, axis: int = -1) -> Tensor:
+    """out[..., j, ...] = x[..., indices[..., j, ...], ...] along `axis` (numpy.take_along_axis;
+    the last axis by default, as the Array API's); the other axes of `indices` broadcast against `x`.
 
     >>> lt.take_along_axis(lt.asarray([[10, 20], [30, 40]]), lt.asarray([[1], [0]]), 1).tolist()
     [[20], [30]]

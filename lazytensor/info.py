@@ -1,4 +1,4 @@
-"""The Array API's data-type functions and inspection namespace (standard version 2023.12).
+"""The Array API's data-type functions and inspection namespace (standard version 2024.12).
 
 `finfo`, `iinfo`, `result_type`, `can_cast`, `isdtype` and `__array_namespace_info__()` answer
 questions about lazytensor's dtypes without building a graph. Promotion and casting follow
@@ -22,7 +22,7 @@ from .ir.dtypes import DTYPES, DType, default_complex, default_float, default_in
 from .ir.dtypes import result_type as _promote
 from .tensor import Tensor
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = "2024.12"
 
 __all__ = ["__array_api_version__", "finfo", "iinfo", "result_type", "can_cast", "isdtype", "Info",
            "__array_namespace_info__"]

@@ -1,4 +1,4 @@
-"""Sorting, searching, cumulative sums and products, and unique values (the Array API's names).
+"""Sorting, searching, cumulative sums and products, isin and unique values (the Array API's names).
 
 `sort`, `argsort`, `cumulative_sum` and `searchsorted` stay lazy: each is an opaque step of
 the graph (never fused; its inputs are realized first). `cumulative_prod` is a scan of fused
@@ -136,6 +136,38 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     return values._new(make(Op.SEARCHSORTED, a, b, arg=side))
 
 
+def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Tensor:
+    """Whether each element of x1 is among the values of x2 (any shape; compared by value in
+    their common dtype, as `==` compares: nan is in nothing), bool of x1's shape (0-d for a
+    Python scalar x1); `invert` asks whether it is not. Lazy: x2's values are sorted (an
+    opaque step) and each element of x1 looked up there by binary search.
+
+    >>> lt.isin(lt.asarray([1, 2, 3, 4]), lt.asarray([[4, 1], [9, 9]])).tolist()
+    [True, False, False, True]
+    >>> lt.isin(lt.asarray([1, 2]), 2, invert=True).tolist()
+    [True, False]
+    """
+    if not isinstance(x1, Tensor) and not isinstance(x2, Tensor):
+        raise TypeError("isin: x1 or x2 must be a tensor (the Array API's rule); "
+                        f"got {type(x1).__name__} and {type(x2).__name__}")
+    values = as_tensor(x1, like=x2)
+    if isinstance(x2, (bool, int, float)):   # (a Python scalar: weak, compared as == compares it)
+        return values != x2 if invert else values == x2
+    table = as_tensor(x2, like=values)
+    same_device(values, table, name="isin")
+    dtype = result_type(values.dtype, table.dtype)
+    if table.size == 0:
+        found = values._new(const(False, bool_, values.shape))
+    else:
+        from .indexing import take
+        flat = table.reshape(-1).astype(dtype)
+        ordered = sort(flat)
+        wanted = values.astype(dtype)
+        place = searchsorted(ordered, wanted)   # (where it would go: there, if anywhere)
+        found = take(ordered, place.clip(max=flat.size - 1)) == wanted
+    return ~found if invert else found
+
+
 class UniqueAll(NamedTuple):
     values: Tensor
     indices: Tensor
@@ -204,5 +236,5 @@ def unique_all(x: Any) -> UniqueAll:
     return UniqueAll(*_unique(x))
 
 
-__all__ = ["sort", "argsort", "cumulative_sum", "cumulative_prod", "searchsorted", "unique_values", "unique_counts",
-           "unique_inverse", "unique_all"]
+__all__ = ["sort", "argsort", "cumulative_sum", "cumulative_prod", "searchsorted", "isin", "unique_values",
+           "unique_counts", "unique_inverse", "unique_all"]

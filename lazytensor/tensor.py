@@ -123,8 +123,9 @@ class Tensor:
 
     def __array_namespace__(self, api_version: Optional[str] = None):
         """The module implementing the Python Array API for this tensor: lazytensor itself."""
-        if api_version not in (None, "2023.12", "2022.12", "2021.12"):
-            raise ValueError(f"lazytensor implements Array API version 2023.12, not {api_version!r}")
+        if api_version not in (None, "2024.12", "2023.12", "2022.12", "2021.12"):
+            raise ValueError(f"lazytensor implements Array API version 2024.12 (and the earlier ones), "
+                             f"not {api_version!r}")
         import lazytensor
         return lazytensor
 

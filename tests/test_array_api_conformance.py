@@ -406,3 +406,47 @@ def test_one_element_read_of_a_pending_tensor_computes_that_element_only(device)
     assert y[4].item() == 12.5
     assert y.node.op is not lt.ir.ops.Op.BUFFER   # (y itself is still pending)
     assert math.isclose(float(y[7]), 21.5)
+
+
+# ---- isin (2025.12) ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_isin_matches_numpy(device, dtype):
+    rng = np.random.default_rng(13)
+    a = random_array(rng, (3, 5), dtype)
+    if dtype.is_float:
+        a[0, :2] = [np.nan, -0.0]
+    x = lt.asarray(a, device=device)
+    for other in (lt.int8, lt.uint64, lt.float64, lt.bool_, dtype):
+        b = random_array(rng, (2, 4), other)
+        if other.is_float:
+            b[0, :2] = [np.nan, 0.0]   # (nan is in nothing; -0.0 is 0.0)
+        for invert in (False, True):
+            got = lt.isin(x, lt.asarray(b, device=device), invert=invert)
+            assert_close(got, np.isin(a, b, invert=invert))
+    assert_close(lt.isin(x, lt.asarray(a[:0], device=device)), np.zeros(a.shape, bool))
+    assert_close(lt.isin(lt.asarray(a[:0], device=device), x), np.zeros((0, 5), bool))
+
+
+def test_isin_scalars_and_errors():
+    x = lt.asarray([1, 2, 3], dtype=lt.uint8)
+    assert lt.isin(x, 2).tolist() == [False, True, False]
+    assert lt.isin(x, 300, invert=True).tolist() == [True, True, True]
+    got = lt.isin(2, x)
+    assert got.shape == () and got.dtype is lt.bool_ and got.item() is True
+    with pytest.raises(TypeError, match="must be a tensor"):
+        lt.isin(1, 2)
+
+
+def test_take_along_axis_defaults_to_the_last_axis(device):
+    a = random_array(np.random.default_rng(3), (3, 4, 5), lt.int16)
+    order = np.argsort(a, axis=-1)
+    got = lt.take_along_axis(lt.asarray(a, device=device), lt.asarray(order, device=device))
+    assert_close(got, np.take_along_axis(a, order, axis=-1))
+    assert list(inspect.signature(lt.take_along_axis).parameters)[:3] == ["x", "indices", "axis"]
+
+
+def test_version_is_2024_12():
+    assert lt.__array_api_version__ == "2024.12"
+    x = lt.ones(2)
+    assert x.__array_namespace__(api_version="2024.12") is lt and x.__array_namespace__() is lt
