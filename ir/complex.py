@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from .arith import add as _add, c as _c, div as _div, mul as _mul, neg as _neg, sub as _sub, where as _where
 from .dtypes import COMPONENT, bool_
 from .graph import Node, toposort
 from .ops import MOVEMENT, Op
@@ -69,38 +70,6 @@ def _interleave(x: Node, y: Node) -> Node:
 
 # ---- real-valued helpers ------------------------------------------------------------------------
 
-def _c(value: float, like: Node) -> Node:
-    return const(value, like.dtype, like.shape)
-
-
-def _op(op: Op, *src: Node) -> Node:
-    return make(op, *src)
-
-
-def _where(cond: Node, a: Node, b: Node) -> Node:
-    return make(Op.WHERE, cond, a, b)
-
-
-def _neg(a: Node) -> Node:
-    return make(Op.NEG, a)
-
-
-def _add(a: Node, b: Node) -> Node:
-    return make(Op.ADD, a, b)
-
-
-def _sub(a: Node, b: Node) -> Node:
-    return make(Op.SUB, a, b)
-
-
-def _mul(a: Node, b: Node) -> Node:
-    return make(Op.MUL, a, b)
-
-
-def _div(a: Node, b: Node) -> Node:
-    return make(Op.DIV, a, b)
-
-
 def _and(a: Node, b: Node) -> Node:
     return make(Op.AND, a, b)
 
@@ -154,8 +123,8 @@ def _div_pairs(a: Pair, b: Pair) -> Pair:
 
 def _exp(z: Pair) -> Pair:
     x, y = z
-    e = _op(Op.EXP, x)
-    re, im = _mul(e, _op(Op.COS, y)), _mul(e, _op(Op.SIN, y))
+    e = make(Op.EXP, x)
+    re, im = _mul(e, make(Op.COS, y)), _mul(e, make(Op.SIN, y))
     im = _where(_eq(y, 0.0), y, im)   # exp(inf + 0j) is inf + 0j, not inf * 0
     # x = +-inf and y inf or nan: 0 + 0j below, inf + nan j above
     unbounded = _and(_is_inf(x), make(Op.NOT, _is_finite(y)))
@@ -167,9 +136,9 @@ def _exp(z: Pair) -> Pair:
 def _expm1(z: Pair) -> Pair:
     x, y = z
     # e^x cos y - 1 = expm1(x) cos y - 2 sin^2(y / 2): no cancellation near 0
-    half = _op(Op.SIN, _mul(y, _c(0.5, y)))
-    re = _sub(_mul(_op(Op.EXPM1, x), _op(Op.COS, y)), _mul(_c(2.0, y), _mul(half, half)))
-    im = _where(_eq(y, 0.0), y, _mul(_op(Op.EXP, x), _op(Op.SIN, y)))
+    half = make(Op.SIN, _mul(y, _c(0.5, y)))
+    re = _sub(_mul(make(Op.EXPM1, x), make(Op.COS, y)), _mul(_c(2.0, y), _mul(half, half)))
+    im = _where(_eq(y, 0.0), y, _mul(make(Op.EXP, x), make(Op.SIN, y)))
     re = _where(_and(_eq(x, 0.0), _eq(y, 0.0)), _c(0.0, x), re)   # (expm1(-0 + 0j) is +0 + 0j)
     unbounded = _and(_is_inf(x), make(Op.NOT, _is_finite(y)))
     negative = make(Op.CMPLT, x, _c(0.0, x))
@@ -179,7 +148,7 @@ def _expm1(z: Pair) -> Pair:
 
 def _log(z: Pair) -> Pair:
     x, y = z
-    return _op(Op.LOG, _op(Op.HYPOT, x, y)), _op(Op.ATAN2, y, x)
+    return make(Op.LOG, make(Op.HYPOT, x, y)), make(Op.ATAN2, y, x)
 
 
 def _log1p(z: Pair) -> Pair:
@@ -187,8 +156,8 @@ def _log1p(z: Pair) -> Pair:
     one_x = _add(x, _c(1.0, x))
     near = _and(make(Op.CMPLT, make(Op.ABS, x), _c(0.5, x)), make(Op.CMPLT, make(Op.ABS, y), _c(0.5, y)))
     # |1 + z|^2 - 1 = x (2 + x) + y^2: log1p of it keeps the digits log(|1 + z|) would lose near 0
-    small = _mul(_c(0.5, x), _op(Op.LOG1P, _add(_mul(x, _add(x, _c(2.0, x))), _mul(y, y))))
-    return _where(near, small, _op(Op.LOG, _op(Op.HYPOT, one_x, y))), _op(Op.ATAN2, y, one_x)
+    small = _mul(_c(0.5, x), make(Op.LOG1P, _add(_mul(x, _add(x, _c(2.0, x))), _mul(y, y))))
+    return _where(near, small, make(Op.LOG, make(Op.HYPOT, one_x, y))), make(Op.ATAN2, y, one_x)
 
 
 def _scaled(by: float) -> Callable[[Pair], Pair]:
@@ -200,10 +169,10 @@ def _scaled(by: float) -> Callable[[Pair], Pair]:
 
 def _sqrt(z: Pair) -> Pair:
     x, y = z
-    t = _op(Op.SQRT, _mul(_add(make(Op.ABS, x), _op(Op.HYPOT, x, y)), _c(0.5, x)))
+    t = make(Op.SQRT, _mul(_add(make(Op.ABS, x), make(Op.HYPOT, x, y)), _c(0.5, x)))
     half_y = _div(y, _mul(t, _c(2.0, t)))
     right = t, half_y                                                        # x >= 0
-    left = _div(make(Op.ABS, y), _mul(t, _c(2.0, t))), _op(Op.COPYSIGN, t, y)   # x < 0
+    left = _div(make(Op.ABS, y), _mul(t, _c(2.0, t))), make(Op.COPYSIGN, t, y)   # x < 0
     result = _select(make(Op.CMPLT, x, _c(0.0, x)), left, right)
     result = _select(_and(_eq(x, 0.0), _eq(y, 0.0)), (_c(0.0, x), y), result)   # sqrt(+-0 + 0j) = 0 + 0j
     return _select(_is_inf(y), (_c(math.inf, x), y), result)                     # sqrt(a + inf j) = inf + inf j
@@ -211,17 +180,17 @@ def _sqrt(z: Pair) -> Pair:
 
 def _sinh(z: Pair) -> Pair:
     x, y = z
-    re = _mul(_op(Op.SINH, x), _op(Op.COS, y))
-    im = _where(_eq(y, 0.0), y, _mul(_op(Op.COSH, x), _op(Op.SIN, y)))
+    re = _mul(make(Op.SINH, x), make(Op.COS, y))
+    im = _where(_eq(y, 0.0), y, _mul(make(Op.COSH, x), make(Op.SIN, y)))
     odd = _and(_or(_eq(x, 0.0), _is_inf(x)), make(Op.NOT, _is_finite(y)))   # 0 or inf, with y inf or nan
     return _select(odd, (x, _c(math.nan, y)), (re, im))
 
 
 def _cosh(z: Pair) -> Pair:
     x, y = z
-    re = _mul(_op(Op.COSH, x), _op(Op.COS, y))
-    im = _mul(_op(Op.SINH, x), _op(Op.SIN, y))
-    im = _where(_eq(y, 0.0), _mul(_op(Op.COPYSIGN, _c(0.0, x), x), y), im)
+    re = _mul(make(Op.COSH, x), make(Op.COS, y))
+    im = _mul(make(Op.SINH, x), make(Op.SIN, y))
+    im = _where(_eq(y, 0.0), _mul(make(Op.COPYSIGN, _c(0.0, x), x), y), im)
     im = _where(_and(_eq(x, 0.0), make(Op.NOT, _is_finite(y))), _c(0.0, x), im)
     at_inf = _and(_is_inf(x), make(Op.NOT, _is_finite(y)))
     return _select(at_inf, (_c(math.inf, x), _c(math.nan, y)), (re, im))
@@ -231,17 +200,17 @@ def _tanh(z: Pair) -> Pair:
     x, y = z
     # Kahan's formula: t = tan y, s = sinh x, rho = sqrt(1 + s^2), beta = 1 + t^2;
     # tanh z = (beta rho s + i t) / (1 + beta s^2); past |x| = 20 the real part is +-1 to the last bit
-    t, s = _op(Op.TAN, y), _op(Op.SINH, x)
-    rho = _op(Op.SQRT, _add(_c(1.0, s), _mul(s, s)))
+    t, s = make(Op.TAN, y), make(Op.SINH, x)
+    rho = make(Op.SQRT, _add(_c(1.0, s), _mul(s, s)))
     beta = _add(_c(1.0, t), _mul(t, t))
     denominator = _add(_c(1.0, s), _mul(beta, _mul(s, s)))
     re, im = _div(_mul(beta, _mul(rho, s)), denominator), _div(t, denominator)
     far = _and(make(Op.CMPLT, _c(20.0, x), make(Op.ABS, x)), _is_finite(y))
-    decay = _op(Op.EXP, _mul(_c(-2.0, x), make(Op.ABS, x)))
-    far_im = _mul(_mul(_c(4.0, y), _mul(_op(Op.SIN, y), _op(Op.COS, y))), decay)
-    re, im = _where(far, _op(Op.COPYSIGN, _c(1.0, x), x), re), _where(far, far_im, im)
+    decay = make(Op.EXP, _mul(_c(-2.0, x), make(Op.ABS, x)))
+    far_im = _mul(_mul(_c(4.0, y), _mul(make(Op.SIN, y), make(Op.COS, y))), decay)
+    re, im = _where(far, make(Op.COPYSIGN, _c(1.0, x), x), re), _where(far, far_im, im)
     im = _where(_eq(y, 0.0), y, im)
-    re, im = _select(_is_inf(x), (_op(Op.COPYSIGN, _c(1.0, x), x), _op(Op.COPYSIGN, _c(0.0, y), y)), (re, im))
+    re, im = _select(_is_inf(x), (make(Op.COPYSIGN, _c(1.0, x), x), make(Op.COPYSIGN, _c(0.0, y), y)), (re, im))
     zero_odd = _and(_eq(x, 0.0), make(Op.NOT, _is_finite(y)))   # tanh(0 + inf j) = 0 + nan j
     return _select(zero_odd, (x, _c(math.nan, y)), (re, im))
 
@@ -286,7 +255,7 @@ _FLOAT_MIN = {"float32": 1.1754943508222875e-38, "float64": 2.2250738585072014e-
 
 def _log_abs(x: Node, y: Node) -> Node:
     """log |x + iy| without overflow: log(|z| / 2) + log 2 (for |z| near the largest float)."""
-    return _add(_op(Op.LOG, _op(Op.HYPOT, _mul(x, _c(0.5, x)), _mul(y, _c(0.5, y)))), _c(math.log(2.0), x))
+    return _add(make(Op.LOG, make(Op.HYPOT, _mul(x, _c(0.5, x)), _mul(y, _c(0.5, y)))), _c(math.log(2.0), x))
 
 
 def _asinh(z: Pair) -> Pair:
@@ -294,12 +263,12 @@ def _asinh(z: Pair) -> Pair:
     one = _c(1.0, x)
     s1 = _sqrt((_add(one, y), _neg(x)))
     s2 = _sqrt((_sub(one, y), x))
-    re = _op(Op.ASINH, _sub(_mul(s1[0], s2[1]), _mul(s2[0], s1[1])))
-    im = _op(Op.ATAN2, y, _sub(_mul(s1[0], s2[0]), _mul(s1[1], s2[1])))
-    far_re = _where(make(Op.CMPLE, _c(0.0, y), y), _op(Op.COPYSIGN, _log_abs(x, y), x),
-                    _neg(_op(Op.COPYSIGN, _log_abs(x, y), _neg(x))))
+    re = make(Op.ASINH, _sub(_mul(s1[0], s2[1]), _mul(s2[0], s1[1])))
+    im = make(Op.ATAN2, y, _sub(_mul(s1[0], s2[0]), _mul(s1[1], s2[1])))
+    far_re = _where(make(Op.CMPLE, _c(0.0, y), y), make(Op.COPYSIGN, _log_abs(x, y), x),
+                    _neg(make(Op.COPYSIGN, _log_abs(x, y), _neg(x))))
     far = _large(x, y, 0.25)
-    result = _where(far, far_re, re), _where(far, _op(Op.ATAN2, y, make(Op.ABS, x)), im)
+    result = _where(far, far_re, re), _where(far, make(Op.ATAN2, y, make(Op.ABS, x)), im)
     return _special(_ASINH_SPECIAL, z, result, odd=True)
 
 
@@ -308,12 +277,12 @@ def _acos(z: Pair) -> Pair:
     one = _c(1.0, x)
     s1 = _sqrt((_sub(one, x), _neg(y)))
     s2 = _sqrt((_add(one, x), y))
-    re = _mul(_c(2.0, x), _op(Op.ATAN2, s1[0], s2[0]))
-    im = _op(Op.ASINH, _sub(_mul(s2[0], s1[1]), _mul(s2[1], s1[0])))
-    far_im = _where(make(Op.CMPLT, x, _c(0.0, x)), _neg(_op(Op.COPYSIGN, _log_abs(x, y), y)),
-                    _op(Op.COPYSIGN, _log_abs(x, y), _neg(y)))
+    re = _mul(_c(2.0, x), make(Op.ATAN2, s1[0], s2[0]))
+    im = make(Op.ASINH, _sub(_mul(s2[0], s1[1]), _mul(s2[1], s1[0])))
+    far_im = _where(make(Op.CMPLT, x, _c(0.0, x)), _neg(make(Op.COPYSIGN, _log_abs(x, y), y)),
+                    make(Op.COPYSIGN, _log_abs(x, y), _neg(y)))
     far = _large(x, y, 0.25)
-    result = _where(far, _op(Op.ATAN2, make(Op.ABS, y), x), re), _where(far, far_im, im)
+    result = _where(far, make(Op.ATAN2, make(Op.ABS, y), x), re), _where(far, far_im, im)
     return _special(_ACOS_SPECIAL, z, result, odd=False)
 
 
@@ -322,10 +291,10 @@ def _acosh(z: Pair) -> Pair:
     one = _c(1.0, x)
     s1 = _sqrt((_sub(x, one), y))
     s2 = _sqrt((_add(x, one), y))
-    re = _op(Op.ASINH, _add(_mul(s1[0], s2[0]), _mul(s1[1], s2[1])))
-    im = _mul(_c(2.0, x), _op(Op.ATAN2, s1[1], s2[0]))
+    re = make(Op.ASINH, _add(_mul(s1[0], s2[0]), _mul(s1[1], s2[1])))
+    im = _mul(_c(2.0, x), make(Op.ATAN2, s1[1], s2[0]))
     far = _large(x, y, 0.25)
-    result = _where(far, _log_abs(x, y), re), _where(far, _op(Op.ATAN2, y, x), im)
+    result = _where(far, _log_abs(x, y), re), _where(far, make(Op.ATAN2, y, x), im)
     return _special(_ACOSH_SPECIAL, z, result, odd=False)
 
 
@@ -336,21 +305,21 @@ def _atanh(z: Pair) -> Pair:
     ay = make(Op.ABS, y)
     one = _c(1.0, x)
     below, above = _sub(one, x), _add(one, x)
-    re = _mul(_op(Op.LOG1P, _div(_mul(_c(4.0, x), x), _add(_mul(below, below), _mul(ay, ay)))), _c(0.25, x))
-    im = _mul(_neg(_op(Op.ATAN2, _mul(_c(-2.0, y), y), _sub(_mul(below, above), _mul(ay, ay)))), _c(0.5, y))
+    re = _mul(make(Op.LOG1P, _div(_mul(_c(4.0, x), x), _add(_mul(below, below), _mul(ay, ay)))), _c(0.25, x))
+    im = _mul(_neg(make(Op.ATAN2, _mul(_c(-2.0, y), y), _sub(_mul(below, above), _mul(ay, ay)))), _c(0.5, y))
     # far from 0: atanh z ~ 1/z +- i pi/2
-    h = _op(Op.HYPOT, _mul(x, _c(0.5, x)), _mul(y, _c(0.5, y)))
+    h = make(Op.HYPOT, _mul(x, _c(0.5, x)), _mul(y, _c(0.5, y)))
     far = _or(make(Op.CMPLT, _c(math.sqrt(_FLOAT_MAX[x.dtype.name] / 4), x), x),
               make(Op.CMPLT, _c(math.sqrt(_FLOAT_MAX[x.dtype.name] / 4), y), ay))
     far_re = _div(_div(_mul(x, _c(0.25, x)), h), h)
-    far_im = _neg(_op(Op.COPYSIGN, _c(math.pi / 2, y), _neg(y)))
+    far_im = _neg(make(Op.COPYSIGN, _c(math.pi / 2, y), _neg(y)))
     # at 1 +- tiny i: C99's atanh(1 + 0i) = inf + 0i, and the limit nearby
     edge = _and(_eq(x, 1.0), make(Op.CMPLT, ay, _c(math.sqrt(_FLOAT_MIN[x.dtype.name]), y)))
-    edge_re = _neg(_op(Op.LOG, _div(_op(Op.SQRT, ay), _op(Op.SQRT, _op(Op.HYPOT, ay, _c(2.0, y))))))
+    edge_re = _neg(make(Op.LOG, _div(make(Op.SQRT, ay), make(Op.SQRT, make(Op.HYPOT, ay, _c(2.0, y))))))
     edge_re = _where(_eq(ay, 0.0), _c(math.inf, x), edge_re)
-    edge_im = _where(_eq(ay, 0.0), y, _op(Op.COPYSIGN, _mul(_op(Op.ATAN2, _c(2.0, y), _neg(ay)), _c(0.5, y)), y))
+    edge_im = _where(_eq(ay, 0.0), y, make(Op.COPYSIGN, _mul(make(Op.ATAN2, _c(2.0, y), _neg(ay)), _c(0.5, y)), y))
     re, im = _select(far, (far_re, far_im), _select(edge, (edge_re, edge_im), (re, im)))
-    result = _op(Op.COPYSIGN, re, x0), im
+    result = make(Op.COPYSIGN, re, x0), im
     return _special(_ATANH_SPECIAL, z, result, odd=True)
 
 
@@ -527,7 +496,7 @@ def _real_of_complex(node: Node, pairs: dict[Node, Pair], real: dict[Node, Node]
     if op is Op.IMAG:
         return y
     if op is Op.ABS:
-        return _op(Op.HYPOT, x, y)
+        return make(Op.HYPOT, x, y)
     if op in (Op.CMPEQ, Op.CMPNE):
         u, v = pairs[node.src[1]]
         if op is Op.CMPEQ:

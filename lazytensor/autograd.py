@@ -19,6 +19,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Callable, Optional
 
+from .ir.arith import add as _add, c as _c, div as _div, mul as _mul, neg as _neg, sub as _sub, where as _where
 from .ir.dtypes import int64 as _INT64
 from .ir.graph import Node, toposort
 from .ir.ops import Op
@@ -169,34 +170,6 @@ def zero_grads(params, set_to_none: bool) -> None:
 
 
 # ---- node arithmetic for the rules -------------------------------------------------------------
-
-def _c(value: float, like: Node) -> Node:
-    return const(value, like.dtype, like.shape)
-
-
-def _add(a: Node, b: Node) -> Node:
-    return make(Op.ADD, a, b)
-
-
-def _sub(a: Node, b: Node) -> Node:
-    return make(Op.SUB, a, b)
-
-
-def _mul(a: Node, b: Node) -> Node:
-    return make(Op.MUL, a, b)
-
-
-def _div(a: Node, b: Node) -> Node:
-    return make(Op.DIV, a, b)
-
-
-def _neg(a: Node) -> Node:
-    return make(Op.NEG, a)
-
-
-def _where(cond: Node, a: Node, b: Node) -> Node:
-    return make(Op.WHERE, cond, a, b)
-
 
 def _square(a: Node) -> Node:
     return _mul(a, a)

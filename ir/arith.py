@@ -1,0 +1,37 @@
+"""Node arithmetic: the small constructors that graph rewrites write their formulas with
+(autograd's gradient rules, the complex lowering). Each makes one node through the rule tables."""
+from __future__ import annotations
+
+from .graph import Node
+from .ops import Op
+from .passes import const
+from .rules import make
+
+
+def c(value: float, like: Node) -> Node:
+    """The constant `value` in `like`'s dtype and shape."""
+    return const(value, like.dtype, like.shape)
+
+
+def add(a: Node, b: Node) -> Node:
+    return make(Op.ADD, a, b)
+
+
+def sub(a: Node, b: Node) -> Node:
+    return make(Op.SUB, a, b)
+
+
+def mul(a: Node, b: Node) -> Node:
+    return make(Op.MUL, a, b)
+
+
+def div(a: Node, b: Node) -> Node:
+    return make(Op.DIV, a, b)
+
+
+def neg(a: Node) -> Node:
+    return make(Op.NEG, a)
+
+
+def where(cond: Node, a: Node, b: Node) -> Node:
+    return make(Op.WHERE, cond, a, b)
