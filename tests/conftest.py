@@ -35,6 +35,12 @@ def device(request):
     return request.param
 
 
+def has_fp64(device: str) -> bool:
+    """Whether `device` computes in float64 (an OpenCL device may lack cl_khr_fp64)."""
+    from lazytensor.devices import runtime
+    return getattr(runtime(device).device, "fp64", True)
+
+
 # ---- accelerators: the same tests, sampled -----------------------------------------------------
 # Every test that takes the `device` fixture runs on the cpu and on each accelerator. An OpenCL
 # kernel costs ~0.2 s to build on PoCL (the cpu: ~10 ms), so on an accelerator the test matrix is

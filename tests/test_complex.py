@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import lazytensor as lt
+from conftest import has_fp64
 
 COMPLEX = [np.complex64, np.complex128]
 PART = {np.complex64: np.float32, np.complex128: np.float64}
@@ -93,17 +94,9 @@ def test_division_by_zero_as_numpy(device):
     b = np.zeros(4, np.complex128)
     with np.errstate(all="ignore"):
         want = a / b
-    if device.startswith("opencl") and not _has_fp64(device):
+    if device.startswith("opencl") and not has_fp64(device):
         pytest.skip("no float64")
     assert_complex_close((lt.asarray(a, device=device) / lt.asarray(b, device=device)).numpy(), want, 1e-12)
-
-
-def _has_fp64(device):
-    try:
-        lt.zeros(1, dtype=lt.float64, device=device).numpy()
-        return True
-    except TypeError:
-        return False
 
 
 # ---- elementwise functions ----------------------------------------------------------------------
@@ -122,7 +115,7 @@ def _numpy_sign(a):
 @pytest.mark.parametrize("name", UNARY)
 @pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.__name__)
 def test_unary_against_numpy(device, rng, name, dtype):
-    if dtype is np.complex128 and not _has_fp64(device):
+    if dtype is np.complex128 and not has_fp64(device):
         pytest.skip("no float64")
     a = random_complex(rng, (4, 7), dtype, scale=1.5)
     a[0, :3] = [0, 0.5, -0.25j]   # (zero, real and imaginary axes)
@@ -137,7 +130,7 @@ def test_functions_near_zero_keep_their_digits(device):
     # (numpy's complex log1p and expm1 lose them: log1p(1e-9 + 1e-9j) has 7 digits there; the
     # references are the series z -+ z**2 / 2, exact to ~|z|**3 here)
     a = np.array([1e-9 + 1e-9j, -3e-12 + 2e-12j, 2e-10 - 0j], np.complex128)
-    if not _has_fp64(device):
+    if not has_fp64(device):
         pytest.skip("no float64")
     x = lt.asarray(a, device=device)
     assert_complex_close(lt.expm1(x).numpy(), a + a * a / 2, rtol=1e-15)
@@ -209,7 +202,7 @@ def test_abs_real_imag_and_tests(device, rng):
 @pytest.mark.parametrize("shape,axis", [((5, 7), None), ((5, 7), 0), ((2, 3, 4), (0, 2)), ((0, 3), 0), ((1,), None)],
                          ids=str)
 def test_reductions(device, rng, dtype, shape, axis):
-    if dtype is np.complex128 and not _has_fp64(device):
+    if dtype is np.complex128 and not has_fp64(device):
         pytest.skip("no float64")
     a = random_complex(rng, shape, dtype)
     x = lt.asarray(a, device=device)
@@ -221,7 +214,7 @@ def test_reductions(device, rng, dtype, shape, axis):
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.__name__)
 def test_matmul_and_scan(device, rng, dtype):
-    if dtype is np.complex128 and not _has_fp64(device):
+    if dtype is np.complex128 and not has_fp64(device):
         pytest.skip("no float64")
     a, b = random_complex(rng, (2, 5, 7), dtype), random_complex(rng, (7, 3), dtype)
     x, y = lt.asarray(a, device=device), lt.asarray(b, device=device)
@@ -259,7 +252,7 @@ def test_casts(device, rng):
     a[0, 0], a[0, 1] = 0, 1j
     x = lt.asarray(a, device=device)
     np.testing.assert_array_equal(x.astype(lt.bool).numpy(), a.astype(bool))
-    if _has_fp64(device):
+    if has_fp64(device):
         np.testing.assert_array_equal(x.astype(lt.complex128).numpy(), a.astype(np.complex128))
     for real in (np.float32, np.int32, np.bool_):
         r = (rng.standard_normal(5) * 3).astype(real)
@@ -311,7 +304,7 @@ def test_backward_through_complex_values_is_refused_clearly():
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.__name__)
 def test_linalg_of_complex_matrices(device, rng, dtype):
-    if dtype is np.complex128 and not _has_fp64(device):
+    if dtype is np.complex128 and not has_fp64(device):
         pytest.skip("no float64")
     a = random_complex(rng, (2, 4, 4), dtype)
     h = (a @ np.conj(np.swapaxes(a, -1, -2)) + 4 * np.eye(4)).astype(dtype)   # Hermitian positive definite

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import lazytensor as lt
+from conftest import has_fp64
 
 ONE_AXIS = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
 MANY_AXES = ["fftn", "ifftn", "rfftn", "irfftn"]
@@ -23,14 +24,6 @@ def _input(rng, name, shape, precision):
     return data.astype(precision if name in REAL_INPUT else {np.float32: np.complex64, np.float64: np.complex128}[precision])
 
 
-def _fp64(device):
-    try:
-        lt.zeros(1, dtype=lt.float64, device=device).numpy()
-        return True
-    except TypeError:
-        return False
-
-
 def _close(got, want, precision):
     assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
     scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
@@ -41,7 +34,7 @@ def _close(got, want, precision):
 @pytest.mark.parametrize("name", ONE_AXIS)
 @pytest.mark.parametrize("precision", [np.float32, np.float64], ids=lambda p: p.__name__)
 def test_one_axis_transforms(device, rng, name, precision, norm):
-    if precision is np.float64 and not _fp64(device):
+    if precision is np.float64 and not has_fp64(device):
         pytest.skip("no float64")
     a = _input(rng, name, (3, 7, 5), precision)
     for n, axis in ((None, -1), (4, 1), (9, 0), (1, -1)):
@@ -52,7 +45,7 @@ def test_one_axis_transforms(device, rng, name, precision, norm):
 @pytest.mark.parametrize("name", MANY_AXES)
 @pytest.mark.parametrize("precision", [np.float32, np.float64], ids=lambda p: p.__name__)
 def test_many_axes_transforms(device, rng, name, precision):
-    if precision is np.float64 and not _fp64(device):
+    if precision is np.float64 and not has_fp64(device):
         pytest.skip("no float64")
     a = _input(rng, name, (2, 5, 6), precision)
     for s, axes in ((None, None), ((4, 3), (1, 2)), (None, (0, 2)), ((3, 8), (2, 1)), (None, (-1,))):
@@ -96,7 +89,7 @@ def test_frequencies_and_shifts(device, n, d):
     np.testing.assert_allclose(lt.fft.fftfreq(n, d=d, device=device).numpy(), np.fft.fftfreq(n, d), rtol=1e-6)
     np.testing.assert_allclose(lt.fft.rfftfreq(n, d=d, device=device).numpy(), np.fft.rfftfreq(n, d), rtol=1e-6)
     assert lt.fft.fftfreq(n, device=device).dtype == lt.float32
-    if _fp64(device):
+    if has_fp64(device):
         assert lt.fft.fftfreq(n, dtype=lt.float64, device=device).numpy().dtype == np.float64
     a = np.arange(n * 3).reshape(3, n)
     for axes in (None, 1, (0,), (0, 1)):
