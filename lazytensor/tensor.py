@@ -18,9 +18,9 @@ from .devices import STATS, canonical_device, runtime
 from .ir.dtypes import (DType, bool_, complex64, complex128, float16, float32, float64, int8, int64, result_type,
                         scalar_fits, to_dtype, ufunc_result, uint64)
 from .ir.graph import Node
-from .ir.ops import COMPARISON, Op
+from .ir.ops import COMPARISON, COMPLEX_PARTS, ELEMENTWISE, MOVEMENT, TRANSCENDENTAL, Op
 from .ir.passes import const
-from .ir.rules import make
+from .ir.rules import NUMPY_REFERENCE, make
 from .realize import _HELD_FROM_DEPTH, _REALIZED, bound_pending, realize, realized_value, values
 
 _LEAVES_DATA = autograd._LEAVES.data   # (the leaves' weak dictionary's own dict: emptiness is cheap to test)
@@ -217,10 +217,14 @@ class Tensor:
             if value is not None:
                 return value.item()
             values = _read_view(node, self.device)
-            if values is None and _compute_viewed(node, self.device):
-                values = _read_view(node, self.device)
             if values is not None:
                 return values.item()
+        if node.op is not Op.BUFFER:
+            value = _host_value(node, self.device)
+            if value is not None:
+                return value.item()
+        if node.op in _VIEWS and _compute_viewed(node, self.device):
+            return _read_view(node, self.device).item()
         return runtime(self.device).device.to_numpy(self._buffer()).item()
 
     def tolist(self) -> Any:
@@ -781,6 +785,9 @@ class Tensor:
             found = _elements(self, (index,) if kind is int else index)
             if found is not None:
                 return found
+        items = _integer_items(index) if kind is Tensor or kind is tuple else None
+        if items is not None:   # 0-d integer tensors index as their ints (numpy's result: a copy)
+            return views.fresh(self[items])
         return movement.getitem(self, index)
 
     def __setitem__(self, index, value) -> None:
@@ -918,6 +925,95 @@ def _compute_viewed(node: Node, device: str) -> bool:
         return False
     _READ_VALUES.setdefault(node, {})[device] = values(Tensor(node, device))[0]
     return True
+
+
+# One value computed from a few elements of realized memory (x[i] == y[j], bool(x[i] < 0),
+# lt.all(x[2:5] == 7)), as numpy computes with its scalars: on the host, by the reference
+# interpreter's table (the one constant folding uses). Compiled, each would be a kernel of its
+# own, since the elements' positions and the constants are part of a kernel: a loop comparing
+# elements would compile one per step. Only ops numpy computes exactly as the kernels do
+# (arithmetic, comparisons, casts, selection, movement; integer reductions and max/min): no
+# transcendental functions, whose device libraries may round otherwise, no float sums, whose
+# order differs, and nothing integer division or shifts leave undefined.
+_HOST_OPS = ((ELEMENTWISE | MOVEMENT | {Op.REDUCE_MAX, Op.REDUCE_MIN, Op.SUM, Op.PROD})
+             - TRANSCENDENTAL - COMPLEX_PARTS - {Op.FLOORDIV, Op.MOD, Op.SHL, Op.SHR})
+_HOST_MAX_NODES = 64        # a few operations on a few elements: more is a kernel's work
+_HOST_MAX_ELEMENTS = 256
+
+
+def _host_value(node: Node, device: str) -> Optional[np.ndarray]:
+    """The value of small pending `node` computed on the host from realized memory (see above),
+    or None where it is no such graph (then it is realized as usual)."""
+    if capture.RECORDING is not None:   # (lt.jit records the kernels a call runs)
+        return None
+    known: dict[Node, np.ndarray] = {}
+    inner: list[Node] = []
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if len(seen) > _HOST_MAX_NODES or n.size > _HOST_MAX_ELEMENTS or n.dtype.is_complex:
+            return None
+        if n.op is Op.CONST:
+            known[n] = np.full(n.shape, n.arg, n.dtype.np)
+            continue
+        value = _realized(n)
+        if value is not None:
+            known[n] = runtime(device).device.read(value.arg, 0, n.size).reshape(n.shape)
+            continue
+        if n.op in _VIEWS and n is not node:   # (an element or a slice of memory: read just that;
+            read = _read_view(n, device)        # item() has tried the node itself)
+            if read is None and _compute_viewed(n, device):
+                read = _read_view(n, device)
+            if read is not None:
+                known[n] = read
+                continue
+        if n.op not in _HOST_OPS or (n.dtype.is_float and n.op in (Op.SUM, Op.PROD)):
+            return None
+        inner.append(n)
+        stack.extend(n.src)
+    for n in sorted(inner, key=lambda n: n.depth):   # (sources are shallower: computed first)
+        with np.errstate(all="ignore"):
+            result = NUMPY_REFERENCE[n.op]([known[s] for s in n.src], n.arg, n.dtype)
+        known[n] = np.asarray(result).astype(n.dtype.np, copy=False).reshape(n.shape)
+    return known[node]
+
+
+def _integer_items(index: Any) -> Optional[tuple]:
+    """`index` with its 0-d integer tensors replaced by their values, where those are the only
+    tensors in it and their values can be read without a kernel (elements of realized memory, or
+    a few host operations on them: x[k[i], k[j]] in a loop would otherwise gather with a kernel
+    compiled per step); else None."""
+    items = index if type(index) is tuple else (index,)
+    if capture.RECORDING is not None or not any(type(i) is Tensor for i in items):
+        return None
+    converted = []
+    for item in items:
+        if type(item) is Tensor:
+            if item.node.size != 1 or item.node.shape or not item.dtype.is_integer:
+                return None
+            node = item.node
+            found = _realized(node)
+            value = (runtime(item.device).device.read(found.arg, 0, 1) if found is not None else
+                     _read_element(node, item.device) if node.op in _VIEWS else None)
+            if value is None:
+                value = _host_value(node, item.device)
+            if value is None:
+                return None
+            item = int(np.asarray(value).reshape(()))
+        elif isinstance(item, (list, np.ndarray)) or hasattr(item, "__array__"):
+            return None   # (other arrays: numpy's advanced indexing, as before)
+        converted.append(item)
+    return tuple(converted)
+
+
+def _realized(node: Node) -> Optional[Node]:
+    """The BUFFER node holding `node`'s value, where it has one."""
+    if node.op is Op.BUFFER:
+        return node
+    return _REALIZED.get(node) if _REALIZED.data else None
 
 
 # ---- shapes ------------------------------------------------------------------------------------

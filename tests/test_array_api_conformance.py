@@ -176,6 +176,12 @@ def test_repeat_errors_at_the_call():
         lt.repeat(x, 2.0)
 
 
+def test_repeat_with_counts_has_a_gradient():
+    x = lt.asarray([1.0, 2.0, 3.0], dtype=lt.float64).requires_grad_()
+    (lt.repeat(x, lt.asarray([2, 0, 3])) ** 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2 * 1.0 * 2, 0.0, 2 * 3.0 * 3])
+
+
 def test_repeat_result_is_a_new_tensor():
     x = lt.asarray([1, 2, 3])
     y = lt.repeat(x, lt.asarray([1, 0, 2]))
@@ -450,3 +456,56 @@ def test_version_is_2024_12():
     assert lt.__array_api_version__ == "2024.12"
     x = lt.ones(2)
     assert x.__array_namespace__(api_version="2024.12") is lt and x.__array_namespace__() is lt
+
+
+# ---- values computed from elements of realized memory: on the host, as numpy's scalars ----------
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_element_arithmetic_and_comparisons_compile_nothing(device, dtype):
+    rng = np.random.default_rng(21)
+    a, b = random_array(rng, (3, 4), dtype), random_array(rng, (3, 4), dtype)
+    if dtype.is_float:
+        a[0, :3] = [np.nan, -0.0, np.inf]
+    x, y = lt.asarray(a, device=device), lt.asarray(b, device=device)
+    x.realize(), y.realize()
+    before = lt.stats()["kernels_compiled"]
+    for index in np.ndindex(*a.shape):
+        assert bool(x[index] == y[index]) == bool(a[index] == b[index])
+        assert bool(x[index] < y[index]) == bool(a[index] < b[index])
+        assert bool(lt.isnan(x[index])) == bool(np.isnan(a[index]))
+        if dtype is not lt.bool_:
+            with np.errstate(all="ignore"):
+                want = (a[index] * 3 + b[index]).item()
+            got = (x[index] * 3 + y[index]).item()
+            assert got == want or (math.isnan(got) and math.isnan(want)), (index, got, want)
+    assert bool(lt.all(x[1, :3] == x[1, :3])) == bool(np.all(a[1, :3] == a[1, :3]))
+    assert lt.stats()["kernels_compiled"] == before
+
+
+def test_host_values_leave_transcendental_functions_and_float_sums_to_kernels(device):
+    a = np.linspace(0.1, 2.0, 12, dtype=np.float32).reshape(3, 4)
+    x = lt.asarray(a, device=device)
+    assert math.isclose(lt.exp(x[1, 2]).item(), float(np.exp(a[1, 2])), rel_tol=1e-6)
+    assert math.isclose(x[1, :].sum().item(), float(a[1].sum()), rel_tol=1e-6)
+    assert lt.asarray([3, 4], device=device)[0].item() // 2 == 1
+
+
+def test_zero_d_integer_tensors_index_as_their_values(device):
+    a = np.arange(24).reshape(2, 3, 4)
+    x = lt.asarray(a, device=device)
+    k = lt.asarray([1, 0, 2], device=device)
+    wide = lt.broadcast_to(k, (5, 3))   # (elements of a view of memory too)
+    before = lt.stats()["kernels_compiled"]
+    for i, j in enumerate([1, 0, 2]):
+        assert x[k[0], k[i], 3].item() == a[1, j, 3]
+        assert_close(x[k[0], wide[4, i]], a[1, j])
+        assert_close(x[:, k[i]], a[:, j])
+        assert_close(x[lt.asarray(1, device=device), k[i] + 0], a[1, j])   # (a host value too)
+    assert lt.stats()["kernels_compiled"] == before
+    row = x[lt.asarray(1, device=device)]   # numpy's result: a copy, not a view
+    row[0, 0] = -5
+    assert x[1, 0, 0].item() == 12
+    with pytest.raises(IndexError):
+        x[lt.asarray(2, device=device)]
+    assert_close(x[lt.asarray(1, device=device), [0, 2]], a[np.array(1), [0, 2]])
+    assert x[lt.asarray(True, device=device)].shape == (1, 2, 3, 4)   # (a 0-d mask stays a mask)
