@@ -937,6 +937,7 @@ def _compute_viewed(node: Node, device: str) -> bool:
 # order differs, and nothing integer division or shifts leave undefined.
 _HOST_OPS = ((ELEMENTWISE | MOVEMENT | {Op.REDUCE_MAX, Op.REDUCE_MIN, Op.SUM, Op.PROD})
              - TRANSCENDENTAL - COMPLEX_PARTS - {Op.FLOORDIV, Op.MOD, Op.SHL, Op.SHR})
+_REDUCTIONS = frozenset({Op.REDUCE_MAX, Op.REDUCE_MIN, Op.SUM, Op.PROD})
 _HOST_MAX_NODES = 64        # a few operations on a few elements: more is a kernel's work
 _HOST_MAX_ELEMENTS = 256
 
@@ -970,7 +971,9 @@ def _host_value(node: Node, device: str) -> Optional[np.ndarray]:
             if read is not None:
                 known[n] = read
                 continue
-        if n.op not in _HOST_OPS or (n.dtype.is_float and n.op in (Op.SUM, Op.PROD)):
+        if n.op not in _HOST_OPS or (n.op in _REDUCTIONS and not n.src[0].size):
+            return None   # (numpy's max of nothing is an error where the kernel's all() is True)
+        if n.dtype.is_float and (n.op is Op.SUM or n.op is Op.PROD):
             return None
         inner.append(n)
         stack.extend(n.src)

@@ -482,6 +482,15 @@ def test_element_arithmetic_and_comparisons_compile_nothing(device, dtype):
     assert lt.stats()["kernels_compiled"] == before
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_reductions_of_nothing_read_as_their_identity(device, dtype):
+    for shape in [(0,), (2, 0), (0, 3)]:
+        x = lt.zeros(shape, dtype=dtype, device=device)
+        assert bool(lt.all(x)) is True and bool(lt.any(x)) is False
+        assert bool(lt.all(x == x)) is True and lt.any(x != 0).item() is False
+        assert lt.sum(x).item() == 0 and lt.prod(x).item() == 1
+
+
 def test_host_values_leave_transcendental_functions_and_float_sums_to_kernels(device):
     a = np.linspace(0.1, 2.0, 12, dtype=np.float32).reshape(3, 4)
     x = lt.asarray(a, device=device)
