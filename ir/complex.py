@@ -243,10 +243,14 @@ def _one(z: Pair) -> Pair:
 # square roots, no cancellation, and log(2|z|) where |z| is near overflow), then the Array API's
 # special cases (C99 Annex G) applied on top where an infinity or a nan is involved.
 
-def _large(x: Node, y: Node, fraction: float) -> Node:
-    """|x| or |y| beyond `fraction` of the largest finite value of their dtype."""
-    limit = _c(_FLOAT_MAX[x.dtype.name] * fraction, x)
-    return _or(make(Op.CMPLT, limit, make(Op.ABS, x)), make(Op.CMPLT, limit, make(Op.ABS, y)))
+def _large(x: Node, y: Node, limit: Callable[[float], float]) -> Node:
+    """|x| or |y| beyond `limit` of the largest finite value of their dtype."""
+    bound = _c(limit(_FLOAT_MAX[x.dtype.name]), x)
+    return _or(make(Op.CMPLT, bound, make(Op.ABS, x)), make(Op.CMPLT, bound, make(Op.ABS, y)))
+
+
+def _quarter(largest: float) -> float:   # (where |z| / 2 and log 2 of it are safe)
+    return largest / 4
 
 
 _FLOAT_MAX = {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
@@ -267,7 +271,7 @@ def _asinh(z: Pair) -> Pair:
     im = make(Op.ATAN2, y, _sub(_mul(s1[0], s2[0]), _mul(s1[1], s2[1])))
     far_re = _where(make(Op.CMPLE, _c(0.0, y), y), make(Op.COPYSIGN, _log_abs(x, y), x),
                     _neg(make(Op.COPYSIGN, _log_abs(x, y), _neg(x))))
-    far = _large(x, y, 0.25)
+    far = _large(x, y, _quarter)
     result = _where(far, far_re, re), _where(far, make(Op.ATAN2, y, make(Op.ABS, x)), im)
     return _special(_ASINH_SPECIAL, z, result, odd=True)
 
@@ -281,7 +285,7 @@ def _acos(z: Pair) -> Pair:
     im = make(Op.ASINH, _sub(_mul(s2[0], s1[1]), _mul(s2[1], s1[0])))
     far_im = _where(make(Op.CMPLT, x, _c(0.0, x)), _neg(make(Op.COPYSIGN, _log_abs(x, y), y)),
                     make(Op.COPYSIGN, _log_abs(x, y), _neg(y)))
-    far = _large(x, y, 0.25)
+    far = _large(x, y, _quarter)
     result = _where(far, make(Op.ATAN2, make(Op.ABS, y), x), re), _where(far, far_im, im)
     return _special(_ACOS_SPECIAL, z, result, odd=False)
 
@@ -293,7 +297,7 @@ def _acosh(z: Pair) -> Pair:
     s2 = _sqrt((_add(x, one), y))
     re = make(Op.ASINH, _add(_mul(s1[0], s2[0]), _mul(s1[1], s2[1])))
     im = _mul(_c(2.0, x), make(Op.ATAN2, s1[1], s2[0]))
-    far = _large(x, y, 0.25)
+    far = _large(x, y, _quarter)
     result = _where(far, _log_abs(x, y), re), _where(far, make(Op.ATAN2, y, x), im)
     return _special(_ACOSH_SPECIAL, z, result, odd=False)
 
@@ -309,8 +313,7 @@ def _atanh(z: Pair) -> Pair:
     im = _mul(_neg(make(Op.ATAN2, _mul(_c(-2.0, y), y), _sub(_mul(below, above), _mul(ay, ay)))), _c(0.5, y))
     # far from 0: atanh z ~ 1/z +- i pi/2
     h = make(Op.HYPOT, _mul(x, _c(0.5, x)), _mul(y, _c(0.5, y)))
-    far = _or(make(Op.CMPLT, _c(math.sqrt(_FLOAT_MAX[x.dtype.name] / 4), x), x),
-              make(Op.CMPLT, _c(math.sqrt(_FLOAT_MAX[x.dtype.name] / 4), y), ay))
+    far = _large(x, ay, lambda largest: math.sqrt(largest / 4))
     far_re = _div(_div(_mul(x, _c(0.25, x)), h), h)
     far_im = _neg(make(Op.COPYSIGN, _c(math.pi / 2, y), _neg(y)))
     # at 1 +- tiny i: C99's atanh(1 + 0i) = inf + 0i, and the limit nearby

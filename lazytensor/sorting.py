@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-from .ir.dtypes import bool_, result_type, to_dtype
+from .ir.dtypes import DType, bool_, result_type, to_dtype
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
@@ -46,6 +46,18 @@ def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool
     return x._new(make(Op.ARGSORT, x.node, arg=(_sort_axis(x, axis, "argsort"), bool(descending))))
 
 
+def _scan_operands(x: Any, axis: Optional[int], dtype: Any, name: str) -> tuple[Tensor, int, DType]:
+    """A scan's tensor, its axis (required beyond one dimension) and the dtype it runs in
+    (`dtype`, or numpy's accumulator: int64 for bool and signed, uint64 for unsigned)."""
+    x = as_tensor(x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"{name}: axis is required for a {x.ndim}-d tensor (shape {x.shape})")
+        axis = 0
+    (axis,) = normalize_axes(axis, x.ndim)
+    return x, axis, to_dtype(dtype) if dtype is not None else _accumulator(x.dtype)
+
+
 def cumulative_sum(x: Any, /, *, axis: Optional[int] = None, dtype: Any = None,
                    include_initial: bool = False) -> Tensor:
     """Running sums along `axis` (needed for more than one dimension); integers and bool sum in
@@ -54,13 +66,7 @@ def cumulative_sum(x: Any, /, *, axis: Optional[int] = None, dtype: Any = None,
     >>> lt.cumulative_sum(lt.asarray([1, 2, 3])).tolist()
     [1, 3, 6]
     """
-    x = as_tensor(x)
-    if axis is None:
-        if x.ndim != 1:
-            raise ValueError(f"cumulative_sum: axis is required for a {x.ndim}-d tensor (shape {x.shape})")
-        axis = 0
-    (axis,) = normalize_axes(axis, x.ndim)
-    target = to_dtype(dtype) if dtype is not None else _accumulator(x.dtype)
+    x, axis, target = _scan_operands(x, axis, dtype, "cumulative_sum")
     return x._new(make(Op.CUMSUM, _cast(x.node, target), arg=(axis, bool(include_initial))))
 
 
@@ -79,13 +85,7 @@ def cumulative_prod(x: Any, /, *, axis: Optional[int] = None, dtype: Any = None,
     >>> lt.cumulative_prod(lt.asarray([[1.0, 2.0], [3.0, 4.0]]), axis=0, include_initial=True).tolist()
     [[1.0, 1.0], [1.0, 2.0], [3.0, 8.0]]
     """
-    x = as_tensor(x)
-    if axis is None:
-        if x.ndim != 1:
-            raise ValueError(f"cumulative_prod: axis is required for a {x.ndim}-d tensor (shape {x.shape})")
-        axis = 0
-    (axis,) = normalize_axes(axis, x.ndim)
-    target = to_dtype(dtype) if dtype is not None else _accumulator(x.dtype)
+    x, axis, target = _scan_operands(x, axis, dtype, "cumulative_prod")
     node = _scan_product(_cast(x.node, target), axis)   # (dtype=bool: a running logical and, as numpy's)
     if include_initial:
         widths = tuple((1, 0) if a == axis else (0, 0) for a in range(x.ndim))
