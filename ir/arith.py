@@ -35,3 +35,20 @@ def neg(a: Node) -> Node:
 
 def where(cond: Node, a: Node, b: Node) -> Node:
     return make(Op.WHERE, cond, a, b)
+
+
+def conj(a: Node) -> Node:
+    """The complex conjugate; `a` itself when real."""
+    if not a.dtype.is_complex:
+        return a
+    return make(Op.COMPLEX, make(Op.REAL, a), make(Op.NEG, make(Op.IMAG, a)))
+
+
+def real(a: Node) -> Node:
+    """The real part (in the component float type); `a` itself when real."""
+    return make(Op.REAL, a) if a.dtype.is_complex else a
+
+
+def complex_(re: Node, im: Node) -> Node:
+    """The complex value re + i im of two floats of one dtype."""
+    return make(Op.COMPLEX, re, im)

@@ -26,11 +26,19 @@ def _same_as_first(srcs: tuple[DType, ...], arg: Any) -> DType:
     return srcs[0]
 
 
+def _operands_agree(srcs: tuple[DType, ...]) -> DType:
+    """The one dtype of an elementwise op's operands (promotion happens before a node is made)."""
+    assert all(d is srcs[0] for d in srcs), f"elementwise operands differ in dtype: {[d.name for d in srcs]}"
+    return srcs[0]
+
+
 DTYPE_RULES: dict[Op, Callable[[tuple[DType, ...], Any], DType]] = {
     **{op: _same_as_first for op in ELEMENTWISE | MOVEMENT | REDUCTION | INDEXING | GRAPH_ONLY},
-    **{op: (lambda srcs, arg: bool_) for op in COMPARISON | {Op.SIGNBIT}},
+    **{op: (lambda srcs, arg: _operands_agree(srcs)) for op in BINARY},
+    **{op: (lambda srcs, arg: _operands_agree(srcs) and bool_) for op in COMPARISON},
+    Op.SIGNBIT: lambda srcs, arg: bool_,
     Op.CAST: lambda srcs, arg: arg,
-    Op.WHERE: lambda srcs, arg: srcs[1],
+    Op.WHERE: lambda srcs, arg: _operands_agree(srcs[1:]),
     Op.SORT: _same_as_first,
     Op.ARGSORT: lambda srcs, arg: int64,
     Op.CUMSUM: _same_as_first,

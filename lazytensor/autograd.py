@@ -9,6 +9,11 @@ any other graph.
 Leaves are realized tensors: each one a BUFFER node of its own, registered here. A node *tracks*
 when it reaches a leaf through anything but DETACH; only tracking nodes carry gradients, and a
 tensor requires grad when its node tracks (and grad mode was on when it was made).
+
+Complex values follow PyTorch's convention: the gradient of a real loss L with respect to
+z = x + iy is dL/dx + i dL/dy (the conjugate Wirtinger derivative, times 2), so that z - lr * grad
+descends. For a holomorphic f, the rule is g * conj(f'(z)); a real-valued rule is its own
+conjugate, so each rule writes the conjugate once (`_conj`, a no-op on real nodes).
 """
 from __future__ import annotations
 
@@ -19,7 +24,8 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Callable, Optional
 
-from .ir.arith import add as _add, c as _c, div as _div, mul as _mul, neg as _neg, sub as _sub, where as _where
+from .ir.arith import add as _add, c as _c, complex_ as _complex, conj as _conj, div as _div, mul as _mul
+from .ir.arith import neg as _neg, real as _real, sub as _sub, where as _where
 from .ir.dtypes import int64 as _INT64
 from .ir.graph import Node, toposort
 from .ir.ops import Op
@@ -124,8 +130,8 @@ def is_leaf_node(tensor: "Tensor") -> bool:
 
 def tracks(node: Node) -> bool:
     """Whether gradients flow from `node` to some leaf: it reaches one through float nodes, not
-    through a DETACH (bool and integer values carry no gradient; complex ones do, and backward
-    refuses them). Memoized on the node; a node never changes its answer, since new leaves are
+    through a DETACH (bool and integer values carry no gradient; float and complex ones do).
+    Memoized on the node; a node never changes its answer, since new leaves are
     fresh nodes."""
     if not _LEAVES.data:   # (no leaf: the cheap test, see realize._REALIZED)
         return False
@@ -203,13 +209,17 @@ def _iota(n: int, axis: int, ndim: int) -> Node:
 # A rule returns None for a source that takes no gradient (a condition, an index, an integer).
 
 def _unary(derivative: Callable[[Node, Node], Node]) -> Rule:
-    """A rule from d(out)/d(x) given (x, out)."""
-    return lambda g, out: (_mul(g, derivative(out.src[0], out)),)
+    """A rule from d(out)/d(x) given (x, out): g * conj(f'(x))."""
+    return lambda g, out: (_mul(g, _conj(derivative(out.src[0], out))),)
 
 
-def _d_abs(x: Node, out: Node) -> Node:
+def _abs(g: Node, out: Node) -> Grads:
+    x = out.src[0]
+    if x.dtype.is_complex:   # g * x / |x| (0 at 0, as PyTorch's sgn), from real parts
+        ratio = _zero_where(make(Op.CMPEQ, out, _c(0, out)), _div(g, out))
+        return (_complex(_mul(ratio, make(Op.REAL, x)), _mul(ratio, make(Op.IMAG, x))),)
     positive, negative = make(Op.CMPLT, _c(0, x), x), make(Op.CMPLT, x, _c(0, x))
-    return _where(positive, _c(1, x), _where(negative, _c(-1, x), _c(0, x)))
+    return (_mul(g, _where(positive, _c(1, x), _where(negative, _c(-1, x), _c(0, x)))),)
 
 
 def _d_inverse_sqrt(x: Node, sign: float, offset: float) -> Node:
@@ -223,13 +233,21 @@ def _zero(g: Node, out: Node) -> Grads:
 
 
 def _cast_rule(g: Node, out: Node) -> Grads:
+    # real -> complex: the real part flows back; complex -> real (the imaginary part dropped):
+    # a gradient with no imaginary part
     x = out.src[0]
-    return (make(Op.CAST, g, arg=x.dtype) if x.dtype.is_float and out.dtype.is_float else None,)
+    if not (x.dtype.is_inexact and out.dtype.is_inexact):
+        return (None,)
+    if out.dtype.is_complex and not x.dtype.is_complex:
+        g = make(Op.REAL, g)
+    elif x.dtype.is_complex and not out.dtype.is_complex:
+        g = _complex(g, _c(0, g))
+    return (g if g.dtype is x.dtype else make(Op.CAST, g, arg=x.dtype),)
 
 
 def _div_rule(g: Node, out: Node) -> Grads:
     x, y = out.src
-    return _div(g, y), _neg(_div(_mul(g, out), y))
+    return _div(g, _conj(y)), _neg(_div(_mul(g, _conj(out)), _conj(y)))
 
 
 def _mod(g: Node, out: Node) -> Grads:
@@ -239,10 +257,11 @@ def _mod(g: Node, out: Node) -> Grads:
 
 def _pow(g: Node, out: Node) -> Grads:
     # PyTorch's conventions: d/dx is 0 where the exponent is 0; d/dy is 0 where x == 0 and y >= 0
+    # (complex: the real part of the exponent decides)
     x, y = out.src
-    dx = _zero_where(make(Op.CMPEQ, y, _c(0, y)), _mul(g, _mul(y, make(Op.POW, x, _sub(y, _c(1, y))))))
-    zero_base = make(Op.AND, make(Op.CMPEQ, x, _c(0, x)), make(Op.CMPLE, _c(0, y), y))
-    dy = _zero_where(zero_base, _mul(g, _mul(out, make(Op.LOG, x))))
+    dx = _zero_where(make(Op.CMPEQ, y, _c(0, y)), _mul(g, _conj(_mul(y, make(Op.POW, x, _sub(y, _c(1, y)))))))
+    zero_base = make(Op.AND, make(Op.CMPEQ, x, _c(0, x)), make(Op.CMPLE, _c(0, _real(y)), _real(y)))
+    dy = _zero_where(zero_base, _mul(g, _conj(_mul(out, make(Op.LOG, x)))))
     return dx, dy
 
 
@@ -290,7 +309,7 @@ def _prod(g: Node, out: Node) -> Grads:
     others = make(Op.PROD, _where(is_zero, _c(1, x), x), arg=out.arg)
     lone_zero = _where(make(Op.CMPEQ, zeros, _c(1, zeros)), others, _c(0, others))
     ratio = _where(is_zero, _expand_to(lone_zero, x.shape), _div(_expand_to(out, x.shape), x))
-    return (_mul(_expand_to(g, x.shape), ratio),)
+    return (_mul(_expand_to(g, x.shape), _conj(ratio)),)
 
 
 def _reduce_extremum(g: Node, out: Node) -> Grads:
@@ -392,15 +411,21 @@ def _linalg(g: Node, out: Node) -> Grads:
     return linalg_rule(g, out)
 
 
+def _fft(g: Node, out: Node) -> Grads:
+    # the fft extension's transforms: the adjoint transform, in its own module
+    from .fft_grad import fft_rule
+    return fft_rule(g, out)
+
+
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 GRADIENT_RULES: dict[Op, Optional[Rule]] = {
     # unary: d(out)/dx from (x, out)
     Op.NEG: lambda g, out: (_neg(g),),
-    Op.ABS: _unary(_d_abs),
-    Op.SQRT: lambda g, out: (_div(g, _mul(_c(2, out), out)),),
+    Op.ABS: _abs,
+    Op.SQRT: lambda g, out: (_div(g, _conj(_mul(_c(2, out), out))),),
     Op.EXP: _unary(lambda x, out: out),
-    Op.LOG: lambda g, out: (_div(g, out.src[0]),),
+    Op.LOG: lambda g, out: (_div(g, _conj(out.src[0])),),
     Op.SIN: _unary(lambda x, out: make(Op.COS, x)),
     Op.COS: _unary(lambda x, out: _neg(make(Op.SIN, x))),
     Op.TANH: _unary(lambda x, out: _sub(_c(1, out), _square(out))),
@@ -415,15 +440,15 @@ GRADIENT_RULES: dict[Op, Optional[Rule]] = {
     Op.ACOSH: _unary(lambda x, out: _d_inverse_sqrt(x, 1, -1)),
     Op.ATANH: _unary(lambda x, out: _div(_c(1, x), _sub(_c(1, x), _square(x)))),
     Op.EXPM1: _unary(lambda x, out: _add(out, _c(1, out))),
-    Op.LOG1P: lambda g, out: (_div(g, _add(out.src[0], _c(1, out))),),
-    Op.LOG2: lambda g, out: (_div(g, _mul(out.src[0], _c(LN2, out))),),
-    Op.LOG10: lambda g, out: (_div(g, _mul(out.src[0], _c(LN10, out))),),
+    Op.LOG1P: lambda g, out: (_div(g, _conj(_add(out.src[0], _c(1, out)))),),
+    Op.LOG2: lambda g, out: (_div(g, _conj(_mul(out.src[0], _c(LN2, out)))),),
+    Op.LOG10: lambda g, out: (_div(g, _conj(_mul(out.src[0], _c(LN10, out)))),),
     Op.FLOOR: _zero, Op.CEIL: _zero, Op.TRUNC: _zero, Op.ROUND: _zero,
     Op.CAST: _cast_rule,
     # binary
     Op.ADD: lambda g, out: (g, g),
     Op.SUB: lambda g, out: (g, _neg(g)),
-    Op.MUL: lambda g, out: (_mul(g, out.src[1]), _mul(g, out.src[0])),
+    Op.MUL: lambda g, out: (_mul(g, _conj(out.src[1])), _mul(g, _conj(out.src[0]))),
     Op.DIV: _div_rule,
     Op.FLOORDIV: _zero,
     Op.MOD: _mod,
@@ -449,14 +474,15 @@ GRADIENT_RULES: dict[Op, Optional[Rule]] = {
     Op.SORT: _sort,
     Op.CUMSUM: _cumsum,
     Op.LINALG: _linalg,
+    Op.FFT: _fft,
     # no gradient flows: bool or integer results, and the stop itself
     **{op: None for op in (Op.NOT, Op.SIGNBIT, Op.CMPLT, Op.CMPLE, Op.CMPEQ, Op.CMPNE, Op.AND, Op.OR,
                            Op.XOR, Op.SHL, Op.SHR, Op.ARGSORT, Op.SEARCHSORTED, Op.DETACH)},
-    # complex values: backward refuses them before any rule (see backward); PAIRS is made after
-    # autograd, when complex nodes are lowered
-    **{op: None for op in (Op.REAL, Op.IMAG, Op.COMPLEX, Op.PAIRS)},
-    # every transform has a complex input or result, which backward refuses (see there)
-    Op.FFT: None,
+    # complex parts: a real part's gradient is the real part of a complex one, and back
+    Op.REAL: lambda g, out: (_complex(g, _c(0, g)),),
+    Op.IMAG: lambda g, out: (_complex(_c(0, g), g),),
+    Op.COMPLEX: lambda g, out: (make(Op.REAL, g), make(Op.IMAG, g)),
+    Op.PAIRS: None,   # (made after autograd, when complex nodes are lowered)
 }
 
 
@@ -480,12 +506,6 @@ def gradients(root: Node, seed: Node) -> dict[Node, Node]:
             if node in _LEAVES:
                 result[node] = g
             continue
-        # (complex values: out, or in as the first source -- real, imag, abs, a cast -- but not
-        # into a bool result, which carries no gradient)
-        if node.dtype.kind == "c" or (node.src and node.src[0].dtype.kind == "c" and node.dtype.kind != "b"):
-            raise NotImplementedError(f"backward: the gradient passes through complex values ({node.op.name.lower()} "
-                                      f"of {', '.join(sorted({s.dtype.name for s in node.src}))}), which autograd "
-                                      "does not differentiate yet; detach() them or differentiate the real parts")
         rule = GRADIENT_RULES[node.op]
         if rule is None:
             continue
@@ -509,6 +529,9 @@ def backward(tensor: "Tensor", gradient: Optional["Tensor"], retain_graph: bool)
         raise RuntimeError("backward(): the graph of this tensor was freed by an earlier backward(); "
                            "pass retain_graph=True to the first call to run backward twice")
     if gradient is None:
+        if tensor.dtype.is_complex:
+            raise RuntimeError(f"backward() without a gradient needs a real value; this tensor is {tensor.dtype.name}: "
+                               "differentiate a real function of it (lt.abs(z) ** 2, lt.real(z)) or pass gradient=")
         if tensor.size != 1:
             raise RuntimeError(f"backward() without a gradient works on a single value; this tensor has "
                                f"shape {tensor.shape}: pass gradient= of that shape, or call .sum() first")

@@ -4,8 +4,8 @@ Each transform is one opaque step (never fused; its input is computed first), ru
 numpy.fft (pocketfft) in the input's precision -- float32 and complex64 stay single precision --
 and copied back to the device, as sort is. Real inputs of the complex transforms are taken as
 complex; integers and bool compute in float64, float16 in float32, as numpy's. fftfreq and
-rfftfreq are ordinary lazy tensors, fftshift and ifftshift rolls. Gradients: not yet (autograd
-does not differentiate complex values; backward() says so).
+rfftfreq are ordinary lazy tensors, fftshift and ifftshift rolls. Every transform is
+differentiable: its gradient is the adjoint transform (lazytensor/fft_grad.py).
 
 >>> x = lt.asarray([1.0, 2.0, 3.0, 4.0])
 >>> lt.fft.fft(x).tolist()

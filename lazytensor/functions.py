@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from .devices import canonical_device
+from .ir import arith
 from .ir.dtypes import bool_, float16, float32, result_type, to_dtype, ufunc_result
 from .ir.graph import Node
 from .ir.ops import Op
@@ -546,9 +547,7 @@ def conj(x: Any) -> Tensor:
     [(1-2j)]
     """
     x = as_tensor(x)
-    if not x.dtype.is_complex:
-        return x._new(x.node)
-    return x._new(make(Op.COMPLEX, make(Op.REAL, x.node), make(Op.NEG, make(Op.IMAG, x.node))))
+    return x._new(arith.conj(x.node))
 
 
 def real(x: Any) -> Tensor:

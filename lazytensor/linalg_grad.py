@@ -4,7 +4,8 @@ autograd.py's rule for Op.LINALG comes here; each routine has one rule, given th
 of one result node (`out`, result `out.arg[1]`) and giving the gradients of the sources. A
 routine with several results (svd's U, S, Vh) is several nodes: each result's rule adds its part
 (the formulas are linear in the results' gradients), and the other results it needs are the
-same nodes again (hash-consing: one step each). The formulas are PyTorch's (real case):
+same nodes again (hash-consing: one step each). The formulas are PyTorch's (real case; for
+complex matrices each transpose is the conjugate transpose, written ^T below):
 
   inv       X = A^-1:          gA = -X^T g X^T
   solve     X = A^-1 B:        gB = solve(A^T, g), gA = -gB X^T
@@ -20,12 +21,17 @@ They hold where the function is differentiable: invertible matrices (inv, solve,
 a singular one gives nan), distinct eigenvalues and distinct nonzero singular values (eigh's and
 svd's vectors), full-rank R (qr), constant rank (pinv). With full_matrices=True, svd's columns of
 U and rows of Vh past K are not unique: no gradient flows through them (as in PyTorch).
+
+Complex matrices: as PyTorch -- det by conj(d), slogdet's sign through the phase, svd's phase
+term (i Im(U^H gU)_kk / S_k), qr with R's real diagonal; eigh's and svd's vectors are defined up
+to a phase each, so only losses that do not depend on those phases have a gradient (as there).
 """
 from __future__ import annotations
 
 from typing import Optional
 
-from .autograd import Grads, _add, _c, _div, _iota, _mul, _neg, _sub, _where
+from .autograd import Grads, _add, _c, _complex, _conj, _div, _iota, _mul, _neg, _sub, _where
+from .ir.dtypes import DType
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.rules import make
@@ -34,8 +40,14 @@ from .ir.rules import make
 # ---- node helpers: stacks of matrices -----------------------------------------------------------
 
 def _mT(a: Node) -> Node:
+    """The (conjugate) transpose of each matrix of the stack."""
     n = len(a.shape)
-    return make(Op.PERMUTE, a, arg=tuple(range(n - 2)) + (n - 1, n - 2))
+    return _conj(make(Op.PERMUTE, a, arg=tuple(range(n - 2)) + (n - 1, n - 2)))
+
+
+def _as(a: Node, dtype: DType) -> Node:
+    """`a` (real) in `dtype` (its complex type), to scale complex matrices."""
+    return a if a.dtype is dtype else make(Op.CAST, a, arg=dtype)
 
 
 def _mm(a: Node, b: Node) -> Node:
@@ -111,14 +123,17 @@ def _solve(g: Node, out: Node, options: dict) -> Grads:
 
 def _det(g: Node, out: Node, options: dict) -> Grads:
     a = out.src[0]
-    return (_mul(_per_matrix(_mul(g, out), a.shape), _mT(_linalg("inv", a))),)
+    return (_mul(_per_matrix(_mul(g, _conj(out)), a.shape), _mT(_linalg("inv", a))),)
 
 
 def _slogdet(g: Node, out: Node, options: dict) -> Grads:
     a = out.src[0]
-    if out.arg[1] == 0:   # the sign
-        return (None,)
-    return (_mul(_per_matrix(g, a.shape), _mT(_linalg("inv", a))),)
+    if out.arg[1] == 0:   # the sign: piecewise constant when real; a complex one turns with the phase
+        if not a.dtype.is_complex:
+            return (None,)
+        turn = make(Op.IMAG, _mul(g, _conj(out)))   # i Im(g conj(sign)) A^-H
+        g = _complex(_c(0, turn), turn)
+    return (_mul(_per_matrix(_as(g, a.dtype), a.shape), _mT(_linalg("inv", a))),)
 
 
 def _cholesky(g: Node, out: Node, options: dict) -> Grads:
@@ -135,19 +150,19 @@ def _eigh(g: Node, out: Node, options: dict) -> Grads:
     a = out.src[0]
     vectors = _linalg("eigh", a, output=1)
     if out.arg[1] == 0:   # the eigenvalues: V diag(g) V^T
-        return (_mm(_mul(vectors, _columns(g, a.shape)), _mT(vectors)),)
+        return (_mm(_mul(vectors, _columns(_as(g, a.dtype), a.shape)), _mT(vectors)),)
     values = _linalg("eigh", a, output=0)
     vtg = _mm(_mT(vectors), g)
     skew = _mul(_sub(vtg, _mT(vtg)), _c(0.5, vtg))
     gaps = _sub(_columns(values, a.shape), _rows(values, a.shape))   # w_j - w_i
     gaps = _where(_band(a.shape, lower=False), _c(1, gaps), gaps)
-    return (_mm(_mm(vectors, _div(skew, gaps)), _mT(vectors)),)
+    return (_mm(_mm(vectors, _div(skew, _as(gaps, a.dtype))), _mT(vectors)),)
 
 
 def _eigvalsh(g: Node, out: Node, options: dict) -> Grads:
     a = out.src[0]
     vectors = _linalg("eigh", a, output=1)
-    return (_mm(_mul(vectors, _columns(g, a.shape)), _mT(vectors)),)
+    return (_mm(_mul(vectors, _columns(_as(g, a.dtype), a.shape)), _mT(vectors)),)
 
 
 def _svd_parts(a: Node, options: tuple) -> tuple[Node, Node, Node]:
@@ -168,6 +183,7 @@ def _svd(g: Node, out: Node, options: dict) -> Grads:
     if k == 0:
         return (_c(0, a),)
     square = a.shape[:-2] + (k, k)
+    real_s, s = s, _as(s, a.dtype)   # (scaling complex vectors: S as complex)
     s2 = _mul(s, s)
     gaps = _sub(_columns(s2, square), _rows(s2, square))   # E_jk = S_k^2 - S_j^2, 1 on the diagonal
     gaps = _where(_band(square, lower=False), _c(1, gaps), gaps)
@@ -175,6 +191,9 @@ def _svd(g: Node, out: Node, options: dict) -> Grads:
         gu = _shrink(g, cols=k)
         utg = _mm(_mT(u), gu)
         inner = _div(_mul(_sub(utg, _mT(utg)), _columns(s, square)), gaps)
+        if a.dtype.is_complex:   # the phase: i Im(U^H gU)_kk / S_k on the diagonal (and none from Vh's)
+            phase = _div(make(Op.IMAG, utg), _columns(real_s, square))
+            inner = _where(_band(square, lower=False), _complex(_c(0, phase), phase), inner)
         ga = _mm(u, inner)
         if m > n:   # the part of gU outside U's span: (I - U U^T) gU S^-1
             scaled = _div(gu, _columns(s, gu.shape))
@@ -183,6 +202,8 @@ def _svd(g: Node, out: Node, options: dict) -> Grads:
     gvh = _shrink(g, rows=k)
     vhgv = _mm(vh, _mT(gvh))
     inner = _div(_mul(_rows(s, square), _sub(vhgv, _mT(vhgv))), gaps)
+    if a.dtype.is_complex:   # (the phase is all U's: see above)
+        inner = _where(_band(square, lower=False), _c(0, inner), inner)
     ga = _mm(inner, vh)
     if m < n:   # S^-1 gVh (I - V Vh)
         scaled = _div(gvh, _rows(s, gvh.shape))
@@ -192,7 +213,7 @@ def _svd(g: Node, out: Node, options: dict) -> Grads:
 
 def _svd_values(g: Node, u: Node, vh: Node) -> Node:
     """U diag(gS) Vh."""
-    return _mm(_mul(u, _columns(g, u.shape)), vh)
+    return _mm(_mul(u, _columns(_as(g, u.dtype), u.shape)), vh)
 
 
 def _svdvals(g: Node, out: Node, options: dict) -> Grads:
@@ -203,7 +224,9 @@ def _svdvals(g: Node, out: Node, options: dict) -> Grads:
 
 def _qr_deep(q: Node, r: Node, gq: Optional[Node], gr: Optional[Node]) -> Node:
     """A = Q R with R square (M >= N): TensorFlow's _QrGradSquareAndDeepMatrices,
-    gA = Q (gR + tril(Q^T gQ - gQ^T Q + R gR^T - gR R^T) R^-T) + (gQ - Q Q^T gQ) R^-T."""
+    gA = Q (gR + tril(Q^T gQ - gQ^T Q + R gR^T - gR R^T) R^-T) + (gQ - Q Q^T gQ) R^-T
+    (complex: R's diagonal is real, so Q^H dQ's diagonal is i Im((Q^H dA R^-1)_kk), which halves
+    the tril's diagonal)."""
     inner: Optional[Node] = None
     if gq is not None:
         qtg = _mm(_mT(q), gq)
@@ -212,6 +235,8 @@ def _qr_deep(q: Node, r: Node, gq: Optional[Node], gr: Optional[Node]) -> Node:
         rgt = _mm(r, _mT(gr))
         inner = _add(inner, _sub(rgt, _mT(rgt))) if inner is not None else _sub(rgt, _mT(rgt))
     inner = _where(_band(inner.shape, lower=True), inner, _c(0, inner))
+    if inner.dtype.is_complex:   # R's diagonal is real: half of the diagonal's imaginary part (0 when real)
+        inner = _where(_band(inner.shape, lower=False), _mul(inner, _c(0.5, inner)), inner)
     inner = _inverse_transposed_times(inner, r)
     ga = _mm(q, _add(gr, inner) if gr is not None else inner)
     if gq is not None:

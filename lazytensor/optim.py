@@ -14,8 +14,10 @@ from typing import Any, Callable, Iterable, Optional, Union
 from .autograd import no_grad, zero_grads
 from . import capture
 from .creation import asarray, zeros, zeros_like
-from .functions import expm1
-from .ir.dtypes import float32, float64
+from .functions import expm1, imag, real
+from .ir.arith import complex_
+from .ir.dtypes import float32, float64, real_dtype
+from .movement import stack
 from .realize import realize
 from .tensor import Tensor
 
@@ -145,7 +147,8 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     """Adam (Kingma & Ba): per-parameter steps from running averages of the gradient and its
-    square, bias-corrected; weight_decay adds to the gradient (L2), as in PyTorch's Adam.
+    square, bias-corrected; weight_decay adds to the gradient (L2), as in PyTorch's Adam. A
+    complex parameter is two real ones (its parts each get their own step, as PyTorch's).
 
     >>> w = lt.ones(2, requires_grad=True)
     >>> opt = lt.optim.Adam([w], lr=0.1)
@@ -172,21 +175,32 @@ class Adam(Optimizer):
         lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
         if decay and not self.decoupled:
             g = g + p * decay
+        part = real_dtype(p.dtype)
         if "exp_avg" not in state:
             # the step count is a tensor (as in PyTorch): the bias corrections are computed by the
             # kernels, so a step captured by lt.jit replays with the count it has then
-            state["step"] = zeros((), dtype=float64 if p.dtype == float64 else float32, device=p.device)
-            state["exp_avg"], state["exp_avg_sq"] = zeros_like(p), zeros_like(p)
+            state["step"] = zeros((), dtype=float64 if part == float64 else float32, device=p.device)
+            state["exp_avg"], state["exp_avg_sq"] = zeros_like(p), zeros_like(_parts(p))
         t = state["step"] + 1
         m = state["exp_avg"] * beta1 + g * (1 - beta1)
-        v = state["exp_avg_sq"] * beta2 + g * g * (1 - beta2)
+        v = state["exp_avg_sq"] * beta2 + _parts(g) * _parts(g) * (1 - beta2)
         # p -= lr / (1 - beta1^t) * m / (sqrt(v / (1 - beta2^t)) + eps), where 1 - beta^t is
         # -expm1(t log beta): 1 - 0.999^t directly would lose digits to the rounding of 0.999
-        step_size = (self._scalar(lr, t) / -expm1(t * _log(beta1))).astype(p.dtype)
-        inverse_correction = (1 / -expm1(t * _log(beta2))).astype(p.dtype)
+        step_size = (self._scalar(lr, t) / -expm1(t * _log(beta1))).astype(part)
+        inverse_correction = (1 / -expm1(t * _log(beta2))).astype(part)
         base = p * self._scalar(1 - lr * decay, p) if decay and self.decoupled else p
-        new_p = base - step_size * m / ((v * inverse_correction).sqrt() + eps)
+        new_p = base - _whole(step_size * _parts(m) / ((v * inverse_correction).sqrt() + eps), p)
         return [(p, new_p), (state["exp_avg"], m), (state["exp_avg_sq"], v), (state["step"], t)]
+
+
+def _parts(z: Tensor) -> Tensor:
+    """A complex tensor as its real and imaginary parts along a new last axis; a real one as is."""
+    return stack((real(z), imag(z)), axis=-1) if z.dtype.is_complex else z
+
+
+def _whole(x: Tensor, like: Tensor) -> Tensor:
+    """The inverse of _parts for a tensor like `like`."""
+    return x._new(complex_(x[..., 0].node, x[..., 1].node)) if like.dtype.is_complex else x
 
 
 class AdamW(Adam):

@@ -415,8 +415,8 @@ class Tensor:
             return self
         if self.requires_grad:
             return self
-        if not self.dtype.is_float:
-            raise RuntimeError(f"only floating point tensors can require gradients, not {self.dtype.name}; "
+        if not self.dtype.is_inexact:
+            raise RuntimeError(f"only floating point and complex tensors can require gradients, not {self.dtype.name}; "
                                "cast with .astype(lt.float32) first")
         self.realize()
         self.node = autograd.register_leaf(self, realized_value(self.node))

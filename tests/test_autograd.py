@@ -19,74 +19,11 @@ import numpy as np
 import pytest
 
 import lazytensor as lt
+from gradcheck import check_gradient, fixed_weights, ops_in, weighted_loss
 from lazytensor.autograd import GRADIENT_RULES
-from lazytensor.ir.graph import toposort
 from lazytensor.ir.ops import ELEMENTWISE, GRAPH_ONLY, INDEXING, MOVEMENT, OPAQUE, REDUCTION, Op
 
 # ---- helpers -------------------------------------------------------------------------------------
-
-
-def ops_in(tensor: lt.Tensor) -> set[Op]:
-    """The ops of the graph that computes `tensor`."""
-    return {node.op for node in toposort([tensor.node])}
-
-
-def fixed_weights(shape: tuple[int, ...], dtype: lt.DType) -> np.ndarray:
-    """The same random weights for the same output shape, every run."""
-    seed = 1 + sum(n * 31**i for i, n in enumerate(shape))
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype.np)
-
-
-def weighted_loss(out: lt.Tensor, weights: np.ndarray) -> lt.Tensor:
-    return (out * lt.asarray(weights, device=out.device)).sum()
-
-
-def loss_value(f: Callable, arrays: list[np.ndarray], weights: np.ndarray, device: str) -> float:
-    """sum(f(*arrays) * weights), f computed by lazytensor on tensors that need no grad."""
-    out = f(*[lt.asarray(a, device=device) for a in arrays])
-    return float(np.sum(out.numpy().astype(np.float64) * weights.astype(np.float64)))
-
-
-def numeric_gradient(f: Callable, arrays: list[np.ndarray], i: int, weights: np.ndarray, device: str,
-                     eps: float) -> np.ndarray:
-    """d loss / d arrays[i] by central differences, one element at a time."""
-    x = arrays[i]
-    grad = np.zeros(x.shape, np.float64)
-    for index in np.ndindex(x.shape):
-        plus, minus = x.copy(), x.copy()
-        plus[index] += eps
-        minus[index] -= eps
-        step = float(plus[index]) - float(minus[index])  # the step really taken (float32 rounds it)
-        up = loss_value(f, arrays[:i] + [plus] + arrays[i + 1:], weights, device)
-        down = loss_value(f, arrays[:i] + [minus] + arrays[i + 1:], weights, device)
-        grad[index] = (up - down) / step
-    return grad
-
-
-def check_gradient(f: Callable, *arrays: np.ndarray, op: Op | None = None, device: str = "cpu",
-                   eps: float = 1e-6, rtol: float = 1e-6, atol: float = 1e-7) -> list[np.ndarray]:
-    """backward() of sum(f(*tensors) * W) against central finite differences: each array becomes a
-    leaf that requires grad (keeping the array's dtype, float64 unless given otherwise); `op`, when
-    given, must appear in the graph f builds. Returns the gradients backward() computed."""
-    arrays = [np.array(a, dtype=np.float64) if np.asarray(a).dtype.kind != "f" else np.array(a) for a in arrays]
-    leaves = [lt.asarray(a, device=device, requires_grad=True) for a in arrays]
-    out = f(*leaves)
-    assert out.requires_grad, "f's result does not require grad"
-    if op is not None:
-        assert op in ops_in(out), f"{op} is not in the graph of f, so its rule is not tested here"
-    weights = fixed_weights(out.shape, out.dtype)
-    weighted_loss(out, weights).backward()
-    grads = []
-    for i, (array, leaf) in enumerate(zip(arrays, leaves)):
-        assert leaf.grad is not None, f"input {i} of shape {array.shape} got no gradient"
-        got = leaf.grad.numpy()
-        assert got.shape == array.shape, f"input {i}: gradient shape {got.shape} != input shape {array.shape}"
-        assert got.dtype == array.dtype, f"input {i}: gradient dtype {got.dtype} != input dtype {array.dtype}"
-        want = numeric_gradient(f, arrays, i, weights, device, eps)
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"gradient of input {i}")
-        grads.append(got)
-    return grads
-
 
 def on(like: lt.Tensor, array, dtype=None) -> lt.Tensor:
     """A constant (needing no grad) on the device of `like`."""
@@ -342,6 +279,62 @@ case(Op.LINALG, "solve-vector", lt.linalg.solve, _linalg_rng.standard_normal((3,
 case(Op.LINALG, "svdvals-tall", lt.linalg.svdvals, _linalg_rng.standard_normal((4, 3)))
 
 
+# complex values (PyTorch's convention, see gradcheck.py): each rule that complex values pass
+# through, inputs inside every function's domain (right half plane, off the real axis: no branch cut)
+def complex_domain(*shape: int) -> np.ndarray:
+    """re in [0.3, 1.2], |im| in [0.2, 0.8]: away from every branch cut and from 0."""
+    return _rng.uniform(0.3, 1.2, shape) + 1j * _rng.choice([-1.0, 1.0], shape) * _rng.uniform(0.2, 0.8, shape)
+
+
+def cnormal(*shape: int) -> np.ndarray:
+    return _rng.standard_normal(shape) + 1j * _rng.standard_normal(shape)
+
+
+_COMPLEX_UNARY = {
+    Op.NEG: lt.negative, Op.ABS: lt.abs, Op.SQRT: lt.sqrt, Op.EXP: lt.exp, Op.LOG: lt.log, Op.SIN: lt.sin,
+    Op.COS: lt.cos, Op.TANH: lt.tanh, Op.TAN: lt.tan, Op.ASIN: lt.asin, Op.ACOS: lt.acos, Op.ATAN: lt.atan,
+    Op.SINH: lt.sinh, Op.COSH: lt.cosh, Op.ASINH: lt.asinh, Op.ACOSH: lt.acosh, Op.ATANH: lt.atanh,
+    Op.EXPM1: lt.expm1, Op.LOG1P: lt.log1p, Op.LOG2: lt.log2, Op.LOG10: lt.log10,
+}
+for _op, _f in _COMPLEX_UNARY.items():
+    case(_op, "complex", _f, complex_domain(2, 3))
+case(Op.ABS, "complex-with-zero", lt.abs, np.array([0j, 1 - 2j, 3j]))   # (0 at 0, as PyTorch's sgn)
+case(Op.ADD, "complex-broadcast", lambda a, b: a + b, cnormal(3, 1), cnormal(4))
+case(Op.SUB, "complex-scalar", lambda x: (1 - 2j) - x, cnormal(2, 3))
+case(Op.MUL, "complex-broadcast", lambda a, b: a * b, cnormal(2, 3), cnormal(3))
+case(Op.MUL, "complex-times-real", lambda a, b: a * b, cnormal(2, 3), normal(2, 3))
+case(Op.DIV, "complex-broadcast", lambda a, b: a / b, cnormal(4, 1), complex_domain(3))
+case(Op.POW, "complex", lambda a, b: a ** b, complex_domain(2, 3), cnormal(2, 3) * 0.5)
+# 0 ** y is 0 near any y with a positive real part: no gradient (PyTorch gives nan there)
+case(Op.POW, "complex-zero-base", lambda y: on(y, [0j, 0j, 2 + 1j]) ** y, np.array([1 + 1j, 0.5 - 2j, 0.3 + 0.2j]))
+case(Op.CAST, "complex64-to-complex128", lambda x: x.astype(lt.complex128) * (1 + 1j),
+     cnormal(3).astype(np.complex64), eps=1e-3, rtol=1e-4, atol=1e-5)
+case(Op.CAST, "float-to-complex", lambda x: lt.exp(x.astype(lt.complex128) * 1j), normal(3, 2))
+case(Op.REAL, "function", lambda x: lt.real(x) * lt.imag(x * x), cnormal(2, 3))
+case(Op.IMAG, "function", lambda x: lt.imag(x) ** 2, cnormal(2, 3))
+case(Op.COMPLEX, "conj", lambda x: lt.conj(x) * x + lt.conj(x), cnormal(2, 3))
+case(Op.WHERE, "complex", lambda a, b: lt.where(lt.real(a) > 0, a, b), cnormal(3, 4), cnormal(4))
+case(Op.SUM, "complex-axis", lambda x: x.sum(axis=1), cnormal(3, 4))
+case(Op.PROD, "complex-with-zero", lambda x: x.prod(axis=1), with_zeros(cnormal(3, 4), [0, 1, 2]))
+case(Op.EXPAND, "complex-matmul", lt.matmul, cnormal(2, 3, 4), cnormal(4, 2))
+case(Op.SHRINK, "complex-slices-and-pad", lambda x: x[::-2, 1:].pad(((1, 0), (0, 2))), cnormal(5, 4))
+case(Op.GATHER, "complex-take", lambda x: lt.take(x, on(x, [2, 0, 2])), cnormal(4))
+case(Op.CUMSUM, "complex", lambda x: lt.cumulative_sum(x, axis=0), cnormal(4, 2))
+
+# the fft extension: every transform, every norm, with n / s cropping and padding
+for _name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+    for _norm, _n in (("backward", None), ("ortho", 3), ("forward", 8)):
+        _input = normal(2, 5) if _name in ("rfft", "ihfft") else cnormal(2, 5)
+        case(Op.FFT, f"{_name}-{_norm}-n={_n}",
+             lambda x, name=_name, n=_n, norm=_norm: getattr(lt.fft, name)(x, n=n, norm=norm), _input)
+for _name in ("fftn", "ifftn", "rfftn", "irfftn"):
+    for _s in (None, (3, 6)):
+        _input = normal(2, 4, 5) if _name == "rfftn" else cnormal(2, 4, 5)
+        case(Op.FFT, f"{_name}-s={_s}",
+             lambda x, name=_name, s=_s: getattr(lt.fft, name)(x, s=s, axes=(0, 2) if s else None), _input)
+case(Op.FFT, "float32", lambda x: lt.fft.rfft(x), normal(6).astype(np.float32), eps=1e-2, rtol=1e-4, atol=1e-4)
+case(Op.FFT, "fftshift", lambda x: lt.fft.fftshift(lt.fft.fft(x)), cnormal(5))
+
 def test_every_op_has_a_gradient_rule():
     ops = ELEMENTWISE | MOVEMENT | REDUCTION | INDEXING | OPAQUE | GRAPH_ONLY
     missing = sorted(op.name for op in ops if op not in GRADIENT_RULES)
@@ -446,6 +439,23 @@ TORCH_CASES = [
     ("matmul-2d", lt.matmul, lambda t, a, b: a @ b, [normal(3, 4), normal(4, 5)]),
     ("matmul-vectors", lt.matmul, lambda t, a, b: a @ b, [normal(4), normal(4)]),
     ("matmul-batched-broadcast", lt.matmul, lambda t, a, b: a @ b, [normal(2, 1, 3, 4), normal(5, 4, 2)]),
+    # complex values: the same convention as PyTorch's
+    ("complex-mul-div", lambda a, b: a * b / (b + 2), lambda t, a, b: a * b / (b + 2), [cnormal(3, 4), cnormal(4)]),
+    ("complex-abs-with-zero", lt.abs, lambda t, x: x.abs(), [np.array([0j, 3 - 4j, 1j])]),
+    ("complex-sqrt-log", lambda x: lt.sqrt(x) + lt.log(x), lambda t, x: x.sqrt() + x.log(), [complex_domain(3, 4)]),
+    ("complex-pow", lt.pow, lambda t, a, b: a ** b, [complex_domain(3, 4), cnormal(3, 4)]),
+    ("complex-matmul", lt.matmul, lambda t, a, b: a @ b, [cnormal(2, 3, 4), cnormal(4, 2)]),
+    ("complex-real-imag-conj", lambda x: lt.real(x) * lt.imag(x) + lt.conj(x),
+     lambda t, x: x.real * x.imag + x.conj(), [cnormal(3, 4)]),
+    ("complex-prod", lambda x: x.prod(axis=0), lambda t, x: x.prod(dim=0), [with_zeros(cnormal(4, 4), [0, 1, 2, 0])]),
+    ("fft-ortho-n", lambda x: lt.fft.fft(x, n=7, norm="ortho"), lambda t, x: t.fft.fft(x, n=7, norm="ortho"),
+     [cnormal(3, 5)]),
+    ("irfft-rfft", lambda x: lt.fft.irfft(lt.fft.rfft(x) * lt.fft.rfft(x), n=6),
+     lambda t, x: t.fft.irfft(t.fft.rfft(x) * t.fft.rfft(x), n=6), [normal(2, 6)]),
+    ("hfft-ihfft", lambda x: lt.fft.hfft(x, n=5) + lt.abs(lt.fft.ihfft(lt.fft.hfft(x, n=5))).sum(),
+     lambda t, x: t.fft.hfft(x, n=5) + t.fft.ihfft(t.fft.hfft(x, n=5)).abs().sum(), [cnormal(4)]),
+    ("rfftn-irfftn", lambda x: lt.fft.irfftn(lt.fft.rfftn(x, s=(3, 4)) * 2j, s=(3, 5)),
+     lambda t, x: t.fft.irfftn(t.fft.rfftn(x, s=(3, 4)) * 2j, s=(3, 5)), [normal(2, 3, 5)]),
 ]
 
 
@@ -460,9 +470,10 @@ def test_gradient_matches_torch(lt_f, torch_f, arrays):
     torch_leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
     torch_out = torch_f(torch, *torch_leaves)
     assert tuple(torch_out.shape) == out.shape
-    (torch_out * torch.tensor(weights)).sum().backward()
+    w = torch.tensor(weights)
+    (torch_out.real * w.real + torch_out.imag * w.imag if torch_out.is_complex() else torch_out * w).sum().backward()
     for i, (leaf, torch_leaf) in enumerate(zip(leaves, torch_leaves)):
-        want = torch_leaf.grad.numpy() if torch_leaf.grad is not None else np.zeros(arrays[i].shape)
+        want = torch_leaf.grad.resolve_conj().numpy() if torch_leaf.grad is not None else np.zeros(arrays[i].shape)
         assert leaf.grad is not None, f"input {i} got no gradient"
         np.testing.assert_allclose(leaf.grad.numpy(), want, rtol=1e-10, atol=1e-12, err_msg=f"input {i}")
 

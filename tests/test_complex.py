@@ -290,14 +290,26 @@ def test_undefined_operations_raise_type_error(device, what):
         attempt()
 
 
-def test_backward_through_complex_values_is_refused_clearly():
-    w = lt.asarray([1.0, 2.0]).requires_grad_()
-    loss = lt.real(w.astype(lt.complex64) * (1 + 2j)).sum()
-    with pytest.raises(NotImplementedError, match="complex"):
-        loss.backward()
+def test_gradients_through_complex_values(device):
+    # (each rule against finite differences in float64: tests/test_autograd.py; here float32 on
+    # every device, and what carries no gradient)
+    w = lt.asarray([1.0, 2.0], device=device).requires_grad_()
+    z = w.astype(lt.complex64) * (1 + 2j)
+    (lt.abs(z * z) + lt.real(lt.exp(1j * w.astype(lt.complex64)))).sum().backward()
+    want = 2 * 5 * np.array([1.0, 2.0]) - np.sin([1.0, 2.0])   # |z|^2 = 5 w^2
+    np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-5)
+    w.grad = None
     mask = (w.astype(lt.complex64) == 1j)   # (a bool result of complex values carries no gradient)
     (lt.where(mask, 0.0, w) * w).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), [2.0, 4.0])
+
+
+def test_backward_of_a_complex_value_needs_a_gradient():
+    z = lt.asarray([1 + 1j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="needs a real value.*gradient="):
+        (z * z).sum().backward()
+    (z * z).sum().backward(gradient=lt.asarray(1 - 1j))   # d/dz of g * z^2 in PyTorch's convention: conj(2z) g
+    np.testing.assert_allclose(z.grad.numpy(), [np.conj(2 * (1 + 1j)) * (1 - 1j)])
 
 
 # ---- linalg ---------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import zlib
 import numpy as np
 import pytest
 
+import gradcheck
 import lazytensor as lt
 from conftest import has_fp64
 
@@ -118,7 +119,19 @@ def test_bad_arguments_raise_at_the_call(call, error, words):
         call(x)
 
 
-def test_backward_through_a_transform_is_refused_clearly():
-    w = lt.ones(4).requires_grad_()
-    with pytest.raises(NotImplementedError, match="complex"):
-        lt.fft.irfft(lt.fft.rfft(w), n=4).sum().backward()
+@pytest.mark.parametrize("name", ONE_AXIS)
+def test_gradients_on_every_device(device, rng, name):
+    # (every transform, norm and n= against finite differences in float64: tests/test_autograd.py)
+    precision = np.float64 if has_fp64(device) else np.float32
+    x = rng.standard_normal((2, 6)).astype(precision)
+    if name not in REAL_INPUT:
+        x = x + 1j * rng.standard_normal((2, 6)).astype(precision)
+    transform = getattr(lt.fft, name)
+    loose = {} if precision is np.float64 else {"eps": 1e-2, "rtol": 2e-3, "atol": 2e-3}
+    gradcheck.check_gradient(lambda t: transform(t, n=5, norm="ortho") * 2, x, device=device, **loose)
+
+
+def test_gradient_of_a_zero_size_transform(device):
+    x = lt.zeros((0, 4), dtype=lt.complex64, device=device).requires_grad_()
+    lt.abs(lt.fft.fft(x)).sum().backward()
+    assert x.grad.shape == (0, 4) and x.grad.dtype == lt.complex64

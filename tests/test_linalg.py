@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import gradcheck
 import lazytensor as lt
 from conftest import assert_close
 from lazytensor.ir.graph import toposort
@@ -377,25 +378,8 @@ def test_errors_name_the_shapes():
 
 # ---- gradients against finite differences (float64) -------------------------------------------
 
-def check_gradient(f, *arrays, device="cpu", eps=1e-6, tol=1e-6):
-    """backward() of sum(f(*inputs) * W) against central differences, W random but fixed."""
-    arrays = [np.asarray(a, np.float64) for a in arrays]
-    leaves = [lt.asarray(a, device=device, requires_grad=True) for a in arrays]
-    out = f(*leaves)
-    weights = np.random.default_rng(out.size).standard_normal(out.shape)
-    (out * lt.asarray(weights, device=device)).sum().backward()
-    for i, (array, leaf) in enumerate(zip(arrays, leaves)):
-        numeric = np.zeros(array.shape)
-        for index in np.ndindex(array.shape):
-            values = []
-            for step in (eps, -eps):
-                moved = [a.copy() for a in arrays]
-                moved[i][index] += step
-                values.append(np.sum(f(*[lt.asarray(a, device=device) for a in moved]).numpy() * weights))
-            numeric[index] = (values[0] - values[1]) / (2 * eps)
-        got = leaf.grad.numpy()
-        assert got.shape == array.shape
-        np.testing.assert_allclose(got, numeric, rtol=tol, atol=tol, err_msg=f"gradient of input {i}")
+def check_gradient(f, *arrays, device="cpu"):
+    return gradcheck.check_gradient(f, *arrays, device=device, rtol=1e-6, atol=1e-6)
 
 
 def _sym(x):
@@ -449,6 +433,48 @@ for _shape in [(4, 3), (3, 4), (3, 3)]:
                 + _sign_free_columns(L.svd(x, full_matrices=full).U[..., :k])[..., :k, :]
                 + _sign_free_columns(L.svd(x, full_matrices=full).Vh[..., :k, :].mT)[..., :k, :]),
             [_g.standard_normal(_shape)])
+# complex matrices: conjugate transposes, and functions of the vectors that do not depend on their
+# phases (eigh's and svd's vectors are defined up to one each)
+def _complex(shape):
+    return _g.standard_normal(shape) + 1j * _g.standard_normal(shape)
+
+
+def _herm(x):
+    return (x + lt.conj(x.mT)) * 0.5
+
+
+def _hpd(x):
+    return x @ lt.conj(x.mT) + lt.eye(x.shape[-1], dtype=x.dtype, device=x.device) * 3
+
+
+def _phase_free_columns(v):
+    return v * lt.conj(v[..., :1, :])
+
+
+GRADIENT_CASES.update({
+    "complex-inv": (L.inv, [well_conditioned(_g, (2, 3, 3)) + 0.5j * _g.standard_normal((2, 3, 3))]),
+    "complex-solve": (L.solve, [well_conditioned(_g, (3, 3)) + 0.5j * _g.standard_normal((3, 3)), _complex((3, 2))]),
+    "complex-det": (L.det, [_complex((2, 3, 3))]),
+    "complex-slogdet": (lambda x: L.slogdet(x).logabsdet * 2 + L.slogdet(x).sign, [_complex((3, 3))]),
+    "complex-cholesky": (lambda x: L.cholesky(_hpd(x)), [_complex((2, 3, 3))]),
+    "complex-cholesky-upper": (lambda x: L.cholesky(_hpd(x), upper=True), [_complex((3, 3))]),
+    "complex-eigh": (lambda x: L.eigh(_herm(x)).eigenvalues[..., None] + _phase_free_columns(L.eigh(_herm(x)).eigenvectors),
+                     [_complex((2, 3, 3))]),
+    "complex-eigvalsh": (lambda x: L.eigvalsh(_herm(x)), [_complex((3, 3))]),
+    "complex-svdvals": (L.svdvals, [_complex((2, 4, 3))]),
+    "complex-qr-tall": (lambda x: L.qr(x).Q * 2 + L.qr(x).R.sum(axis=-2), [_complex((4, 3))]),
+    "complex-qr-wide": (lambda x: L.qr(x).Q.sum(axis=-1) + L.qr(x).R.sum(axis=-1), [_complex((2, 3, 4))]),
+    "complex-pinv": (L.pinv, [_complex((3, 4))]),
+    "complex-matrix_norm-nuc": (lambda x: L.matrix_norm(x, ord="nuc"), [_complex((3, 4))]),
+    "complex-vector_norm": (lambda x: L.vector_norm(x, axis=-1, ord=3), [_complex((3, 4))]),
+})
+for _shape in [(4, 3), (3, 4)]:
+    _k = min(_shape)
+    GRADIENT_CASES[f"complex-svd-{_shape}"] = (
+        lambda x, k=_k: (L.svd(x, full_matrices=False).S[..., None, :] * 3
+                         + _phase_free_columns(L.svd(x, full_matrices=False).U)[..., :k, :]
+                         + _phase_free_columns(L.svd(x, full_matrices=False).Vh.mT)[..., :k, :]),
+        [_complex(_shape)])
 for _ord in [2, 1, math.inf, -math.inf, 3, 0.5, -1]:
     GRADIENT_CASES[f"vector_norm-{_ord}"] = (lambda x, o=_ord: L.vector_norm(x, axis=-1, ord=o),
                                              [_g.standard_normal((3, 4))])

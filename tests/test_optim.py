@@ -163,6 +163,24 @@ def test_steps_match_numpy_reference(config, dtype):
             assert_close(p.numpy(), w, dtype, f"parameter {i} after step {t}")
 
 
+@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+def test_complex_parameters_step_as_pairs_of_reals(config):
+    # PyTorch's rule: a complex parameter steps as its view_as_real (Adam's averages per part)
+    name, options = config
+    rng = np.random.default_rng(3)
+    start, c = rng.standard_normal(4) + 1j * rng.standard_normal(4), 1 + 2j
+    z = lt.asarray(start, requires_grad=True)
+    optimizer = getattr(lt.optim, name)([z], **options)
+    p, state = start.copy(), {}
+    for t in range(1, 4):
+        optimizer.zero_grad()
+        (lt.abs(z * z - c) ** 2).sum().backward()
+        optimizer.step()
+        g = 4 * np.conj(p) * (p * p - c)   # d|z^2 - c|^2 / dRe + i d/dIm
+        p = UPDATES[name](p.view(np.float64), g.view(np.float64), state, t, **options).view(np.complex128)
+        np.testing.assert_allclose(z.numpy(), p, rtol=1e-12, atol=1e-12, err_msg=f"after step {t}")
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("config", CONFIGS, ids=config_id)
 def test_steps_match_torch(config, dtype):
