@@ -934,9 +934,11 @@ def _compute_viewed(node: Node, device: str) -> bool:
 # elements would compile one per step. Only ops numpy computes exactly as the kernels do
 # (arithmetic, comparisons, casts, selection, movement; integer reductions and max/min): no
 # transcendental functions, whose device libraries may round otherwise, no float sums, whose
-# order differs, and nothing integer division or shifts leave undefined.
+# order differs, and nothing integer division or shifts leave undefined. Complex values: the ops
+# whose lowering (ir/complex.py) is numpy's formula, part by part.
 _HOST_OPS = ((ELEMENTWISE | MOVEMENT | {Op.REDUCE_MAX, Op.REDUCE_MIN, Op.SUM, Op.PROD})
              - TRANSCENDENTAL - COMPLEX_PARTS - {Op.FLOORDIV, Op.MOD, Op.SHL, Op.SHR})
+_HOST_COMPLEX_OPS = MOVEMENT | COMPLEX_PARTS | {Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.CAST, Op.WHERE, Op.CMPEQ, Op.CMPNE}
 _REDUCTIONS = frozenset({Op.REDUCE_MAX, Op.REDUCE_MIN, Op.SUM, Op.PROD})
 _HOST_MAX_NODES = 64        # a few operations on a few elements: more is a kernel's work
 _HOST_MAX_ELEMENTS = 256
@@ -955,7 +957,7 @@ def _host_value(node: Node, device: str) -> Optional[np.ndarray]:
         if n in seen:
             continue
         seen.add(n)
-        if len(seen) > _HOST_MAX_NODES or n.size > _HOST_MAX_ELEMENTS or n.dtype.is_complex:
+        if len(seen) > _HOST_MAX_NODES or n.size > _HOST_MAX_ELEMENTS:
             return None
         if n.op is Op.CONST:
             known[n] = np.full(n.shape, n.arg, n.dtype.np)
@@ -971,9 +973,10 @@ def _host_value(node: Node, device: str) -> Optional[np.ndarray]:
             if read is not None:
                 known[n] = read
                 continue
-        if n.op not in _HOST_OPS or (n.op in _REDUCTIONS and not n.src[0].size):
+        complex_ = n.dtype.is_complex or any(s.dtype.is_complex for s in n.src)
+        if n.op not in (_HOST_COMPLEX_OPS if complex_ else _HOST_OPS) or (n.op in _REDUCTIONS and not n.src[0].size):
             return None   # (numpy's max of nothing is an error where the kernel's all() is True)
-        if n.dtype.is_float and (n.op is Op.SUM or n.op is Op.PROD):
+        if n.dtype.is_inexact and (n.op is Op.SUM or n.op is Op.PROD):
             return None
         inner.append(n)
         stack.extend(n.src)

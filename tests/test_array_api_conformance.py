@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lazytensor as lt
-from conftest import DTYPES, assert_close, random_array
+from conftest import DTYPES, assert_close, has_fp64, random_array
 
 P, K = inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.KEYWORD_ONLY
 PK = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -479,6 +479,32 @@ def test_element_arithmetic_and_comparisons_compile_nothing(device, dtype):
             got = (x[index] * 3 + y[index]).item()
             assert got == want or (math.isnan(got) and math.isnan(want)), (index, got, want)
     assert bool(lt.all(x[1, :3] == x[1, :3])) == bool(np.all(a[1, :3] == a[1, :3]))
+    assert lt.stats()["kernels_compiled"] == before
+
+
+@pytest.mark.parametrize("dtype", [lt.complex64, lt.complex128], ids=lambda d: d.name)
+def test_complex_element_arithmetic_compiles_nothing_and_agrees_with_kernels(device, dtype):
+    # (the conformance suite's outer and tensordot tests check out[i, j] == x1[i] * x2[j] per element)
+    if dtype is lt.complex128 and not has_fp64(device):
+        pytest.skip("no float64")
+    rng = np.random.default_rng(22)
+    a, b = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(dtype.np), \
+        (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(dtype.np)
+    a[0, :3] = [complex(np.nan, 1), complex(np.inf, -0.0), complex(-0.0, np.inf)]
+    x, y = lt.asarray(a, device=device), lt.asarray(b, device=device)
+    products = (x * y + x - y).numpy()   # (kernels)
+    tolerance = 1e-6 if dtype is lt.complex64 else 1e-14
+    before = lt.stats()["kernels_compiled"]
+    for index in np.ndindex(*a.shape):
+        assert bool(x[index] == y[index]) == bool(a[index] == b[index])
+        assert bool(x[index] != x[index]) == bool(a[index] != a[index])
+        got = (x[index] * y[index] + x[index] - y[index]).item()
+        with np.errstate(all="ignore"):
+            want = (a[index] * b[index] + a[index] - b[index]).item()
+        # (to rounding: numpy's array loops, its scalars and the kernels each may fuse a multiply-add)
+        np.testing.assert_allclose(got, want, rtol=tolerance)
+        np.testing.assert_allclose(got, products[index], rtol=tolerance)
+        np.testing.assert_equal(lt.real(x[index]).item(), a[index].real)
     assert lt.stats()["kernels_compiled"] == before
 
 
