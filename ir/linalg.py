@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .dtypes import DType, real_dtype
+from .dtypes import COMPLEX_OF, DType, real_dtype
 
 Shape = tuple[int, ...]
 Options = dict[str, Any]
@@ -72,6 +72,9 @@ FUNCTIONS: dict[str, Function] = {
     "solve": Function(2, lambda shapes, o: (shapes[1],), lambda srcs, o: (np.linalg.solve(srcs[0], srcs[1]),)),
     "eigh": Function(1, lambda shapes, o: (shapes[0][:-1], shapes[0]), lambda srcs, o: tuple(np.linalg.eigh(srcs[0]))),
     "eigvalsh": Function(1, lambda shapes, o: (shapes[0][:-1],), lambda srcs, o: (np.linalg.eigvalsh(srcs[0]),)),
+    # (a general matrix's eigenvalues and vectors are complex: numpy gives real ones where all are)
+    "eig": Function(1, lambda shapes, o: (shapes[0][:-1], shapes[0]), lambda srcs, o: tuple(np.linalg.eig(srcs[0]))),
+    "eigvals": Function(1, lambda shapes, o: (shapes[0][:-1],), lambda srcs, o: (np.linalg.eigvals(srcs[0]),)),
     "svd": Function(1, _svd_shapes,
                     lambda srcs, o: tuple(np.linalg.svd(srcs[0], full_matrices=o["full_matrices"]))),
     "svdvals": Function(1, lambda shapes, o: (shapes[0][:-2] + (_k(shapes[0]),),),
@@ -99,7 +102,10 @@ _REAL_RESULTS = {("eigh", 0), ("eigvalsh", 0), ("svd", 1), ("svdvals", 0), ("slo
 
 
 def linalg_dtype(dtypes: tuple[DType, ...], arg: tuple) -> DType:
-    """The input's dtype, or its parts' for the results that are real (see above)."""
+    """The input's dtype, or its parts' for the results that are real (see above); eig's and
+    eigvals' complex ones of its precision."""
+    if arg[0] in ("eig", "eigvals"):
+        return COMPLEX_OF[real_dtype(dtypes[0])]
     return real_dtype(dtypes[0]) if (arg[0], arg[1]) in _REAL_RESULTS else dtypes[0]
 
 

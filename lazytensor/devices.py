@@ -21,14 +21,14 @@ def debug_level() -> int:
         return 0
 
 
-def devices() -> list[str]:
+def devices() -> tuple[str, ...]:
     """The devices available in this process: "cpu" always, then "opencl:N" for each OpenCL
     device (with pyopencl installed) and "cuda:N" for each CUDA GPU (with pycuda installed).
 
     >>> "cpu" in lt.devices()
     True
     """
-    return ["cpu"] + _backend_names("opencl") + _backend_names("cuda")
+    return ("cpu", *_backend_names("opencl"), *_backend_names("cuda"))
 
 
 @functools.lru_cache(maxsize=None)

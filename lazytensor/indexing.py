@@ -156,11 +156,11 @@ def advanced_index(x: Tensor, items: tuple) -> Tensor:
                 arrays.append(_Array(np.zeros(int(mask), np.int64), r_axis, 1, -1))
                 r_axis += 1
             else:
-                covered = x.shape[axis:axis + mask.ndim]
-                if covered != mask.shape:
+                covered = x.shape[axis:axis + mask.ndim]   # (an empty mask axis selects nothing of any axis: numpy's)
+                if len(covered) != mask.ndim or any(m not in (n, 0) for m, n in zip(mask.shape, covered)):
                     raise IndexError(f"boolean index of shape {mask.shape} does not match the indexed axes "
                                      f"{covered} (axes {axis}..{axis + mask.ndim - 1} of shape {x.shape}); "
-                                     "a mask covers the axes it indexes exactly")
+                                     "a mask covers the axes it indexes exactly (or is empty along them)")
                 for positions in np.nonzero(mask):
                     basic.append(slice(None))
                     arrays.append(_Array(positions.astype(np.int64), r_axis, x.shape[axis], axis))

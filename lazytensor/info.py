@@ -1,4 +1,4 @@
-"""The Array API's data-type functions and inspection namespace (standard version 2024.12).
+"""The Array API's data-type functions and inspection namespace (standard version 2025.12).
 
 `finfo`, `iinfo`, `result_type`, `can_cast`, `isdtype` and `__array_namespace_info__()` answer
 questions about lazytensor's dtypes without building a graph. Promotion and casting follow
@@ -22,7 +22,7 @@ from .ir.dtypes import DTYPES, DType, default_complex, default_float, default_in
 from .ir.dtypes import result_type as _promote
 from .tensor import Tensor
 
-__array_api_version__ = "2024.12"
+__array_api_version__ = "2025.12"
 
 __all__ = ["__array_api_version__", "finfo", "iinfo", "result_type", "can_cast", "isdtype", "Info",
            "__array_namespace_info__"]
@@ -209,7 +209,7 @@ class Info:
         """
         return default_device()
 
-    def devices(self) -> list[str]:
+    def devices(self) -> tuple[str, ...]:
         """The devices available in this process (as `lt.devices()`).
 
         >>> "cpu" in lt.__array_namespace_info__().devices()

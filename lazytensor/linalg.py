@@ -85,6 +85,11 @@ class EighResult(NamedTuple):
     eigenvectors: Tensor
 
 
+class EigResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
 class QRResult(NamedTuple):
     Q: Tensor
     R: Tensor
@@ -137,8 +142,8 @@ def _decompose(name: str, x: Tensor, outputs: int, options: tuple = (), extra: S
     source = _cast(x.node, compute)
     results = [make(Op.LINALG, source, *extra, arg=(name, i, options)) for i in range(outputs)]
     # (float16 is given back as float16; a complex input's real results -- eigenvalues, singular
-    # values, log|det| -- stay real)
-    return [x._new(_cast(r, float16) if x.dtype is float16 else r) for r in results]
+    # values, log|det| -- stay real, and eig's complex results complex64)
+    return [x._new(_cast(r, float16) if x.dtype is float16 and not r.dtype.is_complex else r) for r in results]
 
 
 def _rtol_node(x: Tensor, rtol: Any, name: str) -> Node:
@@ -265,6 +270,29 @@ def eigvalsh(x: Any, /) -> Tensor:
     """
     x = _matrices(x, "eigvalsh", square=True)
     return _decompose("eigvalsh", x, 1)[0]
+
+
+def eig(x: Any, /) -> EigResult:
+    """(eigenvalues, eigenvectors) of each square matrix, both complex (complex64 for float32
+    input, complex128 for float64): x = V @ diag(w) @ inv(V), eigenvectors as the columns of V,
+    each of norm 1 (LAPACK's order; for symmetric or Hermitian matrices prefer `eigh`).
+
+    >>> w, v = lt.linalg.eig(lt.asarray([[0.0, -1.0], [1.0, 0.0]]))
+    >>> w.tolist()
+    [1j, -1j]
+    """
+    x = _matrices(x, "eig", square=True)
+    return EigResult(*_decompose("eig", x, 2))
+
+
+def eigvals(x: Any, /) -> Tensor:
+    """The eigenvalues of each square matrix, complex (..., M) (as `eig`'s).
+
+    >>> lt.linalg.eigvals(lt.asarray([[2.0, 0.0], [0.0, 3.0]])).tolist()
+    [(2+0j), (3+0j)]
+    """
+    x = _matrices(x, "eigvals", square=True)
+    return _decompose("eigvals", x, 1)[0]
 
 
 def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
@@ -506,7 +534,7 @@ def __getattr__(name: str):
     raise AttributeError(f"lazytensor.linalg has no function {name!r}")
 
 
-__all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+__all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm",
            "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd",
-           "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "EighResult", "QRResult", "SlogdetResult",
+           "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "EigResult", "EighResult", "QRResult", "SlogdetResult",
            "SVDResult"]

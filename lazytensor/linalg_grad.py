@@ -13,6 +13,8 @@ complex matrices each transpose is the conjugate transpose, written ^T below):
   slogdet   (sign, log|d|):    gA = g A^-T (the sign is piecewise constant: no gradient)
   cholesky  A = L L^T:         gA = sym(L^-T Phi(L^T g) L^-1), Phi: the lower triangle, diagonal halved
   eigh      A = V diag(w) V^T: gA = V (diag(gw) + skew(V^T gV) / E) V^T, E_ij = w_j - w_i
+  eig       A = V diag(w) V^-1: gA = V^-H (diag(gw) + (V^H gV - V^H V Re(diag(V^H gV))) / conj(E)) V^H
+            (the vectors have norm 1), its real part for a real A
   svd       A = U diag(S) Vh:  PyTorch's svd_backward, with the first K = min(M, N) singular vectors
   qr        A = Q R:           TensorFlow's QrGrad (deep, square and wide matrices)
   pinv                         PyTorch's pinv_backward
@@ -165,6 +167,25 @@ def _eigvalsh(g: Node, out: Node, options: dict) -> Grads:
     return (_mm(_mul(vectors, _columns(_as(g, a.dtype), a.shape)), _mT(vectors)),)
 
 
+def _eig(g: Node, out: Node, options: dict) -> Grads:
+    a = out.src[0]
+    vectors = _linalg("eig", a, output=1)
+    vh = _mT(vectors)
+    if out.arg[0] == "eigvals" or out.arg[1] == 0:   # the eigenvalues: V^-H diag(g) V^H
+        inner = _mul(_rows(g, vh.shape), vh)
+    else:
+        values = _linalg("eig", a, output=0)
+        vhg = _mm(vh, g)
+        diagonal = _band(vhg.shape, lower=False)
+        scale = make(Op.SUM, _where(diagonal, make(Op.REAL, vhg), _c(0, make(Op.REAL, vhg))), arg=(len(a.shape) - 2,))
+        vhg = _sub(vhg, _mm(vh, _mul(vectors, _as(make(Op.EXPAND, scale, arg=vhg.shape), vhg.dtype))))
+        gaps = _conj(_sub(_columns(values, vhg.shape), _rows(values, vhg.shape)))   # conj(w_j - w_i)
+        gaps = _where(diagonal, _c(1, gaps), gaps)
+        inner = _mm(_div(vhg, gaps), vh)
+    ga = _linalg("solve", vh, inner)
+    return (ga if a.dtype.is_complex else make(Op.REAL, ga),)
+
+
 def _svd_parts(a: Node, options: tuple) -> tuple[Node, Node, Node]:
     """(U, S, Vh) of `a` with K columns of U and K rows of Vh: the forward's nodes, narrowed."""
     k = min(a.shape[-2:])
@@ -281,7 +302,7 @@ def _pinv(g: Node, out: Node, options: dict) -> Grads:
 
 _RULES = {
     "inv": _inv, "solve": _solve, "det": _det, "slogdet": _slogdet, "cholesky": _cholesky, "eigh": _eigh,
-    "eigvalsh": _eigvalsh, "svd": _svd, "svdvals": _svdvals, "qr": _qr, "pinv": _pinv,
+    "eigvalsh": _eigvalsh, "eig": _eig, "eigvals": _eig, "svd": _svd, "svdvals": _svdvals, "qr": _qr, "pinv": _pinv,
 }
 
 

@@ -19,20 +19,20 @@ def _first_tensor(values) -> Tensor | None:
     return next((v for v in values if isinstance(v, Tensor)), None)
 
 
-def broadcast_arrays(*arrays: Any) -> list[Tensor]:
-    """Views of `arrays` broadcast to one shape.
+def broadcast_arrays(*arrays: Any) -> tuple[Tensor, ...]:
+    """Views of `arrays` broadcast to one shape (a tuple, as the standard asks since 2025.12).
 
     >>> [t.shape for t in lt.broadcast_arrays(lt.zeros((3, 1)), lt.zeros(4))]
     [(3, 4), (3, 4)]
     """
     tensors = [as_tensor(a, _first_tensor(arrays)) for a in arrays]
     shape = broadcast_shapes(*[t.shape for t in tensors])
-    return [t.broadcast_to(shape) for t in tensors]
+    return tuple(t.broadcast_to(shape) for t in tensors)
 
 
-def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Tensor]:
-    """Coordinate grids from 1-D arrays ('xy': cartesian, 'ij': matrix indexing), new tensors
-    (as numpy's, which copies by default).
+def meshgrid(*arrays: Any, indexing: str = "xy") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D arrays ('xy': cartesian, 'ij': matrix indexing), a tuple of new
+    tensors (as numpy's, which copies by default).
 
     >>> [g.shape for g in lt.meshgrid(lt.arange(3), lt.arange(2))]
     [(2, 3), (2, 3)]
@@ -52,7 +52,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Tensor]:
         shape = [1] * len(tensors)
         shape[axis] = t.shape[0]
         grids.append(fresh(t.reshape(shape).broadcast_to(tuple(sizes))))
-    return grids
+    return tuple(grids)
 
 
 def moveaxis(x: Any, source: Any, destination: Any) -> Tensor:

@@ -123,8 +123,8 @@ class Tensor:
 
     def __array_namespace__(self, api_version: Optional[str] = None):
         """The module implementing the Python Array API for this tensor: lazytensor itself."""
-        if api_version not in (None, "2024.12", "2023.12", "2022.12", "2021.12"):
-            raise ValueError(f"lazytensor implements Array API version 2024.12 (and the earlier ones), "
+        if api_version not in (None, "2025.12", "2024.12", "2023.12", "2022.12", "2021.12"):
+            raise ValueError(f"lazytensor implements Array API version 2025.12 (and the earlier ones), "
                              f"not {api_version!r}")
         import lazytensor
         return lazytensor
@@ -169,6 +169,11 @@ class Tensor:
             if values is None and _compute_viewed(node, self.device):
                 values = _read_view(node, self.device)
             if values is not None:
+                return values
+        if node.op is not Op.BUFFER:   # (a few values of realized memory, as item() computes them)
+            values = _host_value(node, self.device)
+            if values is not None:
+                values.flags.writeable = False
                 return values
         return runtime(self.device).device.to_numpy(self._buffer())
 

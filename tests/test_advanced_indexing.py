@@ -438,3 +438,24 @@ def test_embedding_gradient_scales_with_the_index(device):
     want = np.zeros((20_000, 32), np.float32)
     np.add.at(want, idx, 1.0)
     np.testing.assert_array_equal(table.grad.numpy(), want)
+
+
+@pytest.mark.parametrize("shape, mask_shape", [
+    ((0, 1), (0, 0)), ((1,), (0,)), ((0, 2), (0, 1)), ((2, 0), (2, 1)), ((0, 3), (0,)), ((1, 0), (0, 0)),
+    ((2, 3), (2, 0)), ((2, 3), (0, 3)), ((2, 3), (3,)), ((2,), (2, 1)),
+], ids=str)
+def test_a_mask_empty_along_an_axis_selects_nothing_as_numpy(device, shape, mask_shape):
+    # numpy (and the conformance suite) accept a mask axis of size 0 against an axis of any size
+    a, mask = np.arange(math.prod(shape), dtype=np.float32).reshape(shape), np.zeros(mask_shape, bool)
+    x = lt.asarray(a, device=device)
+    try:
+        want = a[mask]
+    except IndexError:
+        with pytest.raises(IndexError, match="does not match|too many indices"):
+            x[lt.asarray(mask, device=device)]
+        with pytest.raises(IndexError, match="does not match|too many indices"):
+            x[lt.asarray(mask, device=device)] = 1.0
+        return
+    assert_close(x[lt.asarray(mask, device=device)], want)
+    x[lt.asarray(mask, device=device)] = 1.0
+    assert_close(x, a)

@@ -359,7 +359,7 @@ def test_info_arguments_are_keyword_only_as_in_strict():
 # ---- the module as a whole --------------------------------------------------------------------------
 
 def test_version_and_all():
-    assert info.__array_api_version__ == "2024.12" == lt.__array_api_version__
+    assert info.__array_api_version__ == "2025.12" == lt.__array_api_version__
     assert set(info.__all__) == {"__array_api_version__", "finfo", "iinfo", "result_type", "can_cast", "isdtype",
                                  "Info", "__array_namespace_info__"}
     for exported in info.__all__:

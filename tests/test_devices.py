@@ -473,7 +473,7 @@ import os, sys
 sys.modules["pyopencl"] = None   # import pyopencl now raises ImportError
 sys.modules["pycuda"] = None
 import lazytensor as lt
-assert lt.devices() == ["cpu"], lt.devices()
+assert lt.devices() == ("cpu",), lt.devices()
 x = lt.arange(6).reshape(2, 3)
 assert (x * 3 + 1).sum(axis=1).tolist() == [12, 39]
 for name in ("opencl", "opencl:0"):

@@ -90,6 +90,15 @@ def test_square_decompositions(device, dtype, shape):
     close(L.eigvalsh(lt.asarray(s, device=device)), np.linalg.eigvalsh(s))
     for t in (L.inv(x), w, v, sign):
         assert t.device == device
+    # a general matrix: complex eigenvalues and vectors of x's precision (numpy's eig: complex
+    # where some eigenvalue is, real otherwise)
+    values, vectors = L.eig(x)
+    want = np.linalg.eig(a)
+    complex_of = np.complex64 if dtype in (lt.float32, lt.float16) else np.complex128
+    assert values.dtype.np == complex_of and vectors.dtype.np == complex_of
+    close(values, want.eigenvalues.astype(complex_of))
+    close(vectors, want.eigenvectors.astype(complex_of))
+    close(L.eigvals(x), np.linalg.eigvals(a).astype(complex_of))
 
 
 MATRIX_SHAPES = [(1, 1), (5, 3), (3, 5), (2, 4, 3), (2, 3, 1, 4), (0, 2, 3), (3, 0), (2, 3, 0)]
@@ -133,6 +142,8 @@ def test_decompositions_reconstruct_their_input(device):
     close(lower @ lower.mT, p, rtol=1e-12)
     w, v = L.eigh(lt.asarray(p, device=device))
     close((v * w[..., None, :]) @ v.mT, p, rtol=1e-12)
+    w, v = L.eig(lt.asarray(a[..., :3, :], device=device))
+    close((v * w[..., None, :]) @ L.inv(v), a[..., :3, :].astype(np.complex128), rtol=1e-12)
     close(L.pinv(x) @ x, np.broadcast_to(np.eye(3), (2, 3, 3)), rtol=1e-12)
 
 
@@ -185,6 +196,7 @@ def test_pinv_and_matrix_rank_tolerances(device, rtol):
 def test_results_are_named_tuples():
     x = lt.asarray(np.eye(3) * 2)
     assert L.eigh(x)._fields == ("eigenvalues", "eigenvectors")
+    assert L.eig(x)._fields == ("eigenvalues", "eigenvectors")
     assert L.qr(x)._fields == ("Q", "R")
     assert L.slogdet(x)._fields == ("sign", "logabsdet")
     assert L.svd(x)._fields == ("U", "S", "Vh")
@@ -345,7 +357,8 @@ def test_matrix_norm(device, dtype, shape):
 # ---- errors ------------------------------------------------------------------------------------
 
 def test_errors_name_the_shapes():
-    square_only = [L.inv, L.det, L.slogdet, L.cholesky, L.eigh, L.eigvalsh, lambda x: L.matrix_power(x, 2)]
+    square_only = [L.inv, L.det, L.slogdet, L.cholesky, L.eigh, L.eigvalsh, L.eig, L.eigvals,
+                   lambda x: L.matrix_power(x, 2)]
     for f in square_only:
         with pytest.raises(ValueError, match=r"square.*\(2, 3\)"):
             f(lt.zeros((2, 3)))
@@ -461,6 +474,12 @@ GRADIENT_CASES.update({
     "complex-eigh": (lambda x: L.eigh(_herm(x)).eigenvalues[..., None] + _phase_free_columns(L.eigh(_herm(x)).eigenvectors),
                      [_complex((2, 3, 3))]),
     "complex-eigvalsh": (lambda x: L.eigvalsh(_herm(x)), [_complex((3, 3))]),
+    "eig": (lambda x: L.eig(x).eigenvalues[..., None, :] + _phase_free_columns(L.eig(x).eigenvectors),
+            [_g.standard_normal((2, 3, 3))]),
+    "complex-eig": (lambda x: L.eig(x).eigenvalues[..., None, :] + _phase_free_columns(L.eig(x).eigenvectors),
+                    [_complex((3, 3))]),
+    "eigvals": (L.eigvals, [_g.standard_normal((4, 4))]),
+    "complex-eigvals": (L.eigvals, [_complex((2, 3, 3))]),
     "complex-svdvals": (L.svdvals, [_complex((2, 4, 3))]),
     "complex-qr-tall": (lambda x: L.qr(x).Q * 2 + L.qr(x).R.sum(axis=-2), [_complex((4, 3))]),
     "complex-qr-wide": (lambda x: L.qr(x).Q.sum(axis=-1) + L.qr(x).R.sum(axis=-1), [_complex((2, 3, 4))]),
