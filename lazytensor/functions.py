@@ -361,10 +361,13 @@ def erf(x: Any) -> Tensor:
     return float_unary(Op.ERF, as_tensor(x))
 
 
-def _rounding(op: Op, name: str, doc: str):
+def _rounding(op: Op, name: str, doc: str, parts: bool = False):
     def function(x: Any) -> Tensor:
         x = as_tensor(x)
-        # (complex: make refuses, as the Array API leaves rounding complex numbers undefined)
+        if parts and x.dtype.is_complex:   # (round: each part on its own, as the standard says)
+            real, imag = make(Op.REAL, x.node), make(Op.IMAG, x.node)
+            return x._new(arith.complex_(make(op, real), make(op, imag)))
+        # (complex floor, ceil, trunc: make refuses; the Array API defines them for real values only)
         return x._new(make(op, x.node)) if x.dtype.is_inexact else x._new(x.node)
     return _named(function, name, (f"{doc}, elementwise; integers and bool are returned unchanged (Array API)."
                                    f"\n\n>>> lt.{name}(lt.asarray([-1.5, 2.5])).tolist() == np.{name}([-1.5, 2.5]).tolist()\nTrue"))
@@ -373,7 +376,8 @@ def _rounding(op: Op, name: str, doc: str):
 floor = _rounding(Op.FLOOR, "floor", "The largest integer <= x")
 ceil = _rounding(Op.CEIL, "ceil", "The smallest integer >= x")
 trunc = _rounding(Op.TRUNC, "trunc", "x rounded toward zero")
-round = _rounding(Op.ROUND, "round", "x rounded to the nearest integer, ties to even")
+round = _rounding(Op.ROUND, "round", "x rounded to the nearest integer, ties to even (complex x: each part)",
+                  parts=True)
 
 
 def _all(x: Tensor, value: bool) -> Tensor:

@@ -102,7 +102,8 @@ def test_division_by_zero_as_numpy(device):
 # ---- elementwise functions ----------------------------------------------------------------------
 
 UNARY = ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
-         "asin", "acos", "atan", "asinh", "acosh", "atanh", "square", "negative", "positive", "sign", "conj"]
+         "asin", "acos", "atan", "asinh", "acosh", "atanh", "square", "negative", "positive", "sign", "conj",
+         "round"]
 NUMPY_NAME = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh", "acosh": "arccosh",
               "atanh": "arctanh"}
 
@@ -119,6 +120,7 @@ def test_unary_against_numpy(device, rng, name, dtype):
         pytest.skip("no float64")
     a = random_complex(rng, (4, 7), dtype, scale=1.5)
     a[0, :3] = [0, 0.5, -0.25j]   # (zero, real and imaginary axes)
+    a[1, :2] = [2.5 - 1.5j, -0.5 + 3.5j]   # (round: ties to even, part by part)
     want_fn = _numpy_sign if name == "sign" else getattr(np, NUMPY_NAME.get(name, name))
     got = getattr(lt, name)(lt.asarray(a, device=device)).numpy()
     with np.errstate(all="ignore"):
