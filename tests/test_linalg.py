@@ -9,7 +9,7 @@ import pytest
 
 import gradcheck
 import lazytensor as lt
-from conftest import assert_close
+from conftest import assert_close, has_fp64
 from lazytensor.ir.graph import toposort
 from lazytensor.ir.ops import Op
 
@@ -508,6 +508,9 @@ def test_gradient_matches_finite_differences(name):
 def test_gradients_on_every_device(device):
     rng = np.random.default_rng(14)
     check_gradient(lambda x: L.svdvals(x) + L.det(x[..., :3]), rng.standard_normal((3, 4)), device=device)
+    if has_fp64(device):   # (complex128: finite differences need the digits)
+        z = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+        check_gradient(lambda x: L.inv(x) * L.det(x) + L.eigvals(x)[..., None], z, device=device)
 
 
 def test_qr_complete_of_a_tall_matrix_is_not_differentiable():
