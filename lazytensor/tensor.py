@@ -306,6 +306,26 @@ class Tensor:
     def _new(self, node: Node) -> "Tensor":
         return Tensor(node, self.device)
 
+    # ---- pickle and copy ----------------------------------------------------------------------
+
+    def __reduce__(self):
+        """pickle (and copy.copy): the values, the device and requires_grad, as PyTorch keeps
+        them; not the graph -- the copy is a leaf -- and not .grad."""
+        return _rebuild, (type(self), np.array(self.numpy()), self.device, self.requires_grad)
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        """copy.deepcopy: a new tensor of the same values (a leaf that requires grad where this
+        one is), its .grad deep-copied too (PyTorch's rule)."""
+        if not self.is_leaf:
+            raise RuntimeError("deepcopy works on leaf tensors only (as in PyTorch): this one is the result of "
+                               "operations that require grad; deepcopy x.detach(), or pickle it")
+        new = _rebuild(type(self), np.array(self.numpy()), self.device, self.requires_grad)
+        memo[id(self)] = new
+        if self.grad is not None:
+            import copy
+            new.grad = copy.deepcopy(self.grad, memo)
+        return new
+
     # ---- elementwise ------------------------------------------------------------------------
 
     def __add__(self, other): return binary(Op.ADD, self, other)
@@ -1386,6 +1406,16 @@ def matmul(a: Any, b: Any) -> Tensor:
 def _floor_divide(a: Any, b: Any) -> Tensor:
     from .functions import floor_divide   # (numpy's, but the Array API's where one operand is infinite)
     return floor_divide(a, b)
+
+
+def _rebuild(cls: type, values: np.ndarray, device: str, requires_grad: bool) -> Tensor:
+    """A pickled tensor back: a new leaf of `values` on `device` (a subclass such as
+    nn.Parameter is made from the tensor and requires_grad)."""
+    from .creation import asarray
+    tensor = asarray(values, device=device)
+    if cls is not Tensor:
+        return cls(tensor, requires_grad=requires_grad)
+    return tensor.requires_grad_() if requires_grad else tensor
 
 
 from . import movement  # noqa: E402  (last: movement builds on Tensor; methods look it up when called)
