@@ -24,6 +24,11 @@ class DType:
         return np.dtype(self.name)
 
     @property
+    def dtype(self) -> np.dtype:
+        """numpy's dtype (so np.dtype(lt.float32) and np.zeros(3, dtype=t.dtype) read it)."""
+        return self.np
+
+    @property
     def is_float(self) -> bool:
         return self.kind == "f"
 

@@ -39,7 +39,6 @@ class Tensor:
 
     # _alias: for a view, what it views (views.ViewOf); for a base, its live views (views.Views)
     __slots__ = ("node", "device", "requires_grad", "grad", "_alias", "__weakref__")
-    __array_ufunc__ = None      # numpy defers to our reflected operators: `array + tensor` is lazy
     __hash__ = object.__hash__  # `==` builds a tensor, so hashing is by identity
 
     def __init__(self, node: Node, device: str = "cpu"):
@@ -198,6 +197,14 @@ class Tensor:
     def __dlpack_device__(self) -> tuple[int, int]:
         kind, _, index = self.device.partition(":")
         return ({"cpu": 1, "cuda": 2, "opencl": 4}[kind], int(index or 0))  # kDLCPU, kDLCUDA, kDLOpenCL
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy's ufuncs on tensors -- np.exp(x), np.add(a, x), and so `a + x` for an ndarray a
+        -- are lazytensor's functions of the same meaning: lazy tensors. With out= arrays the
+        values are computed and written there (`a += x` keeps `a` an ndarray, as numpy's). What
+        has no lazytensor meaning (np.add.reduce, dtype=, where=, ...) numpy computes on the
+        values, as for any array-like."""
+        return _array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         """np.asarray(x) gives a writable copy; with copy=False, the read-only view."""
@@ -574,7 +581,7 @@ class Tensor:
 
     # ---- reductions -------------------------------------------------------------------------
 
-    def sum(self, axis=None, keepdims: bool = False, *, dtype=None) -> "Tensor":
+    def sum(self, axis=None, keepdims: bool = False, *, dtype=None, out=None) -> "Tensor":
         """Sum over `axis` (int, tuple or None for all). Signed integers and bool sum to int64,
         unsigned to uint64; float16/32 sum in float64 (the cpu adds blocks of up to 4096 terms in
         float32 vectors, 32 terms a lane, then the blocks in float64): about as accurate as
@@ -585,6 +592,7 @@ class Tensor:
         >>> lt.asarray([1, 2], dtype=lt.int8).sum(dtype=lt.float32).dtype == lt.float32
         True
         """
+        _no_out(out, "sum")
         if dtype is not None:   # numpy's: the sum computed in, and returned as, `dtype`
             return _in_dtype(self, dtype).sum(axis, keepdims).astype(dtype)
         x = self.node
@@ -594,13 +602,14 @@ class Tensor:
             total = _reduce(Op.SUM, _cast(x, _accumulator(x.dtype)), axis)
         return self._new(_drop_axes(total, axis, keepdims))
 
-    def prod(self, axis=None, keepdims: bool = False, *, dtype=None) -> "Tensor":
+    def prod(self, axis=None, keepdims: bool = False, *, dtype=None, out=None) -> "Tensor":
         """Product over `axis`; integers and bool multiply in int64 (unsigned: uint64), float16 in
         float32 rounded once at the end, as numpy's (300 * 300 * 0.001 does not overflow).
 
         >>> lt.asarray([2, 3, 4]).prod().item()
         24
         """
+        _no_out(out, "prod")
         if dtype is not None:
             return _in_dtype(self, dtype).prod(axis, keepdims).astype(dtype)
         x = self.node
@@ -610,28 +619,33 @@ class Tensor:
             total = _reduce(Op.PROD, _cast(x, _accumulator(x.dtype)), axis)
         return self._new(_drop_axes(total, axis, keepdims))
 
-    def max(self, axis=None, keepdims: bool = False) -> "Tensor":
+    def max(self, axis=None, keepdims: bool = False, *, out=None) -> "Tensor":
         """Maximum over `axis`; nan if any value is nan. Empty input raises ValueError.
 
         >>> lt.asarray([1, 5, 3]).max().item()
         5
         """
+        _no_out(out, "max")
         return self._new(_drop_axes(_reduce(Op.REDUCE_MAX, self.node, axis, "maximum"), axis, keepdims))
 
-    def min(self, axis=None, keepdims: bool = False) -> "Tensor":
+    def min(self, axis=None, keepdims: bool = False, *, out=None) -> "Tensor":
         """Minimum over `axis`; nan if any value is nan. Empty input raises ValueError.
 
         >>> lt.asarray([1, 5, 3]).min().item()
         1
         """
+        _no_out(out, "min")
         return self._new(_drop_axes(_reduce(Op.REDUCE_MIN, self.node, axis, "minimum"), axis, keepdims))
 
-    def mean(self, axis=None, keepdims: bool = False) -> "Tensor":
-        """Arithmetic mean over `axis` (integers give float64).
+    def mean(self, axis=None, keepdims: bool = False, *, dtype=None, out=None) -> "Tensor":
+        """Arithmetic mean over `axis` (integers give float64; numpy's dtype= computes in it).
 
         >>> lt.asarray([1.0, 2.0, 6.0]).mean().item()
         3.0
         """
+        _no_out(out, "mean")
+        if dtype is not None:
+            return _in_dtype(self, dtype).mean(axis, keepdims).astype(dtype)
         x = self if self.dtype.is_inexact else self.astype(float64)
         axes = normalize_axes(axis, self.ndim)
         count = math.prod(self.shape[a] for a in axes)
@@ -641,28 +655,35 @@ class Tensor:
         mean = total / count if count else total * math.nan
         return self._new(_drop_axes(_cast(mean.node, x.dtype), axis, keepdims))
 
-    def all(self, axis=None, keepdims: bool = False) -> "Tensor":
+    def all(self, axis=None, keepdims: bool = False, *, out=None) -> "Tensor":
         """True where every element along `axis` is nonzero (True for empty input).
 
         >>> lt.asarray([True, False]).all().item()
         False
         """
+        _no_out(out, "all")
         return self._new(_drop_axes(_reduce(Op.REDUCE_MIN, _cast(self.node, bool_), axis), axis, keepdims))
 
-    def any(self, axis=None, keepdims: bool = False) -> "Tensor":
+    def any(self, axis=None, keepdims: bool = False, *, out=None) -> "Tensor":
         """True where some element along `axis` is nonzero (False for empty input).
 
         >>> lt.asarray([True, False]).any().item()
         True
         """
+        _no_out(out, "any")
         return self._new(_drop_axes(_reduce(Op.REDUCE_MAX, _cast(self.node, bool_), axis), axis, keepdims))
 
-    def var(self, axis=None, keepdims: bool = False, correction: float = 0.0, ddof=None) -> "Tensor":
-        """Variance over `axis`: mean squared deviation, divided by n - correction (numpy's ddof).
+    def var(self, axis=None, keepdims: bool = False, correction: float = 0.0, ddof=None, *, dtype=None,
+            out=None) -> "Tensor":
+        """Variance over `axis`: mean squared deviation, divided by n - correction (numpy's ddof;
+        numpy's dtype= computes in it).
 
         >>> lt.asarray([1.0, 2.0, 3.0, 4.0]).var().item()
         1.25
         """
+        _no_out(out, "var")
+        if dtype is not None:
+            return _in_dtype(self, dtype).var(axis, keepdims, correction, ddof).astype(dtype)
         correction = ddof if ddof is not None else correction
         x = self if self.dtype.is_float else self.astype(float64)
         axes = normalize_axes(axis, self.ndim)
@@ -675,29 +696,35 @@ class Tensor:
         result = total / divisor if divisor > 0 else total * math.nan
         return self._new(_drop_axes(result.node, axes, keepdims))
 
-    def std(self, axis=None, keepdims: bool = False, correction: float = 0.0, ddof=None) -> "Tensor":
+    def std(self, axis=None, keepdims: bool = False, correction: float = 0.0, ddof=None, *, dtype=None,
+            out=None) -> "Tensor":
         """Standard deviation over `axis` (the square root of `var`).
 
         >>> lt.asarray([1.0, 3.0]).std().item()
         1.0
         """
+        _no_out(out, "std")
+        if dtype is not None:
+            return _in_dtype(self, dtype).std(axis, keepdims, correction, ddof).astype(dtype)
         return self.var(axis, keepdims, correction, ddof).sqrt()
 
-    def argmax(self, axis: Optional[int] = None, keepdims: bool = False) -> "Tensor":
+    def argmax(self, axis: Optional[int] = None, keepdims: bool = False, *, out=None) -> "Tensor":
         """Index of the first maximum along `axis` (of the flattened tensor when None); a nan
         counts as the maximum, like numpy. Returns int64.
 
         >>> lt.asarray([1, 5, 3]).argmax().item()
         1
         """
+        _no_out(out, "argmax")
         return _arg_extremum(self, axis, keepdims, "max")
 
-    def argmin(self, axis: Optional[int] = None, keepdims: bool = False) -> "Tensor":
+    def argmin(self, axis: Optional[int] = None, keepdims: bool = False, *, out=None) -> "Tensor":
         """Index of the first minimum along `axis`; a nan counts as the minimum, like numpy.
 
         >>> lt.asarray([4, 1, 3]).argmin().item()
         1
         """
+        _no_out(out, "argmin")
         return _arg_extremum(self, axis, keepdims, "min")
 
     # ---- movement (views: no copies) --------------------------------------------------------
@@ -1406,6 +1433,52 @@ def matmul(a: Any, b: Any) -> Tensor:
 def _floor_divide(a: Any, b: Any) -> Tensor:
     from .functions import floor_divide   # (numpy's, but the Array API's where one operand is infinite)
     return floor_divide(a, b)
+
+
+# numpy's ufuncs that are lazytensor functions (by numpy's name; the same name where not given)
+_UFUNCS = {
+    **{name: name for name in (
+        "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "negative", "positive", "exp", "expm1",
+        "log", "log1p", "log2", "log10", "sqrt", "square", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor",
+        "ceil", "trunc", "sign", "isnan", "isinf", "isfinite", "signbit", "copysign", "hypot", "maximum",
+        "minimum", "logaddexp", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+        "reciprocal", "matmul", "nextafter")},
+    "true_divide": "divide", "power": "pow", "absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+    "arctan2": "atan2", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "conjugate": "conj",
+    "rint": "round", "invert": "bitwise_invert", "left_shift": "bitwise_left_shift",
+    "right_shift": "bitwise_right_shift",
+}
+
+
+def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """Tensor.__array_ufunc__ (see there)."""
+    out = kwargs.pop("out", None)
+    name = _UFUNCS.get(ufunc.__name__)
+    if method != "__call__" or name is None or kwargs or (out is not None and len(out) != 1):
+        arrays = [np.asarray(v) if isinstance(v, Tensor) else v for v in inputs]
+        if out is not None:
+            kwargs["out"] = tuple(np.asarray(v) if isinstance(v, Tensor) else v for v in out)
+            if any(isinstance(v, Tensor) for v in out):
+                raise TypeError(f"numpy's {ufunc.__name__}.{method} cannot write into a lazytensor tensor; assign "
+                                "its result instead")
+        return getattr(ufunc, method)(*arrays, **kwargs)
+    import lazytensor
+    result = getattr(lazytensor, name)(*inputs)
+    if out is None:
+        return result
+    (target,) = out
+    if isinstance(target, Tensor):
+        target[...] = result
+    else:
+        np.copyto(target, result.numpy(), casting="same_kind")
+    return target
+
+
+def _no_out(out: Any, name: str) -> None:
+    """numpy's functions pass out=None on to the methods (np.sum(x) calls x.sum(..., out=None))."""
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (a lazy result is a new tensor); assign the result instead")
 
 
 def _rebuild(cls: type, values: np.ndarray, device: str, requires_grad: bool) -> Tensor:
