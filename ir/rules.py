@@ -32,10 +32,16 @@ def _operands_agree(srcs: tuple[DType, ...]) -> DType:
     return srcs[0]
 
 
+def _compared(srcs: tuple[DType, ...]) -> DType:
+    """A comparison's result: bool, of operands of one dtype."""
+    _operands_agree(srcs)
+    return bool_
+
+
 DTYPE_RULES: dict[Op, Callable[[tuple[DType, ...], Any], DType]] = {
     **{op: _same_as_first for op in ELEMENTWISE | MOVEMENT | REDUCTION | INDEXING | GRAPH_ONLY},
     **{op: (lambda srcs, arg: _operands_agree(srcs)) for op in BINARY},
-    **{op: (lambda srcs, arg: _operands_agree(srcs) and bool_) for op in COMPARISON},
+    **{op: (lambda srcs, arg: _compared(srcs)) for op in COMPARISON},
     Op.SIGNBIT: lambda srcs, arg: bool_,
     Op.CAST: lambda srcs, arg: arg,
     Op.WHERE: lambda srcs, arg: _operands_agree(srcs[1:]),
