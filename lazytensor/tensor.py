@@ -169,8 +169,8 @@ class Tensor:
                 values = _read_view(node, self.device)
             if values is not None:
                 return values
-        if node.op is not Op.BUFFER:   # (a few values of realized memory, as item() computes them)
-            values = _host_value(node, self.device)
+        if node.size == 1 and node.op is not Op.BUFFER:   # (a value from elements of realized memory,
+            values = _host_value(node, self.device)      # as item() computes it: np.asarray([x[i] * y[j], ...]))
             if values is not None:
                 values.flags.writeable = False
                 return values

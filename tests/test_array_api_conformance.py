@@ -508,6 +508,16 @@ def test_complex_element_arithmetic_compiles_nothing_and_agrees_with_kernels(dev
     assert lt.stats()["kernels_compiled"] == before
 
 
+def test_an_array_of_element_products_compiles_nothing(device):
+    # (the suite's outer test: asarray([[x1[i] * x2[j] for j] for i]) reads each 0-d value with __array__)
+    a, b = np.arange(1, 6, dtype=np.int32), np.arange(3, dtype=np.uint16)
+    x1, x2 = lt.asarray(a, device=device), lt.asarray(b, device=device)
+    before = lt.stats()["kernels_compiled"]
+    got = lt.asarray([[x1[i] * x2[j] for j in range(3)] for i in range(5)], dtype=lt.int64, device=device)
+    assert lt.stats()["kernels_compiled"] == before
+    assert_close(got, np.outer(a, b).astype(np.int64))
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 def test_reductions_of_nothing_read_as_their_identity(device, dtype):
     for shape in [(0,), (2, 0), (0, 3)]:
