@@ -34,7 +34,7 @@ def test_out_is_refused_by_the_methods():
 
 UNARY_DOMAIN = {"log": (0.5, 2), "log2": (0.5, 2), "log10": (0.5, 2), "log1p": (0.5, 2), "sqrt": (0.5, 2),
                 "arccosh": (1.5, 3), "arcsin": (-0.9, 0.9), "arccos": (-0.9, 0.9), "arctanh": (-0.9, 0.9),
-                "reciprocal": (0.5, 2)}
+                "reciprocal": (0.5, 2), "power": (0.5, 2)}
 BOOLEAN = {"logical_and", "logical_or", "logical_xor", "logical_not"}
 INTEGER = {"bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift"}
 
