@@ -1,14 +1,15 @@
 """A seeded differential fuzzer: small random programs run on numpy and on lazytensor, compared.
 
 A program is a straight list of steps over variables v0, v1, ...: the inputs (random arrays of all
-12 dtypes, of odd shapes: 0-d, 0- and 1-sized axes, now and then long axes) and the results of
-random operations of every family (elementwise, casts, reductions with keepdims, movement and
-views, indexing and writes `x[idx] = v`, matmul, sorting and scans, creation). A value may be read
-by several later steps; several outputs are realized together (`lt.realize(a, b, c)`). A step is
-kept only where numpy defines its result (no integer division by zero, no float -> int cast out of
-range, ...: `undefined`) and where it does not run into a defect already known (KNOWN_DEFECTS).
-Each step carries its lazytensor source and its numpy source, so a failure prints as a
-self-contained Python script, and the same seed gives the same program.
+14 dtypes, complex ones included, of odd shapes: 0-d, 0- and 1-sized axes, now and then long axes)
+and the results of random operations of every family (elementwise, casts, reductions with
+keepdims, movement and views, indexing and writes `x[idx] = v`, matmul, sorting and scans,
+creation). A value may be read by several later steps; several outputs are realized together
+(`lt.realize(a, b, c)`). A step is kept only where numpy defines its result (no integer division
+by zero, no float -> int cast out of range, ...: `undefined`) and where it does not run into a
+defect already known (KNOWN_DEFECTS). Each step carries its lazytensor source and its numpy
+source, so a failure prints as a self-contained Python script, and the same seed gives the same
+program.
 
 Floating-point tolerance comes from the program itself: the numpy reference runs again, several
 times, with the result of every rounding step nudged by the error that step may make (an ulp for
@@ -17,6 +18,13 @@ numpy by twice what the nudges moved it; an element that the nudges change discr
 comparison, a cast to int, an argmax near a tie, an int index) or by 10% or more (sin of 1e30) is
 not compared, nor is the shape of an output that depends on such values (unique of a tanh).
 Integers and bools are compared exactly, shapes and dtypes always.
+
+Complex values: the steps offer a complex operand only the ops lazytensor defines for it (no
+order, floor or bits: those raise TypeError there, and numpy orders complex numbers
+lexicographically). Each part is nudged and compared as a float; where the parts mix (a product,
+a function) both are nudged by the error of the modulus. Where numpy's special values differ
+from the Array API's (C99 Annex G), which lazytensor follows, those elements are not compared
+(`disputed`).
 
     python tests/fuzz.py --device cpu --minutes 30 --seed 0    # the long mode (a worker process)
     python tests/fuzz.py --device cpu --show 1234               # one program, as a script
@@ -50,9 +58,11 @@ LARGE_SIZE = 6000      # now and then: past the cpu's 4096-term sum blocks and v
 NUDGED_RUNS = 18       # reference runs with each rounding step nudged (see `nudge`): ~0.1 ms each
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "float32", "float64"]
+          "float16", "float32", "float64", "complex64", "complex128"]
 INTS = [d for d in DTYPES if d[0] in "iu"]
 FLOATS = ["float16", "float32", "float64"]
+COMPLEX = ["complex64", "complex128"]
+REAL_DTYPES = [d for d in DTYPES if d not in COMPLEX]
 
 # Helpers the numpy side of a program calls (numpy has no erf, no descending sort); the same text
 # is executed here and printed into every reproduction, so both always agree.
@@ -79,8 +89,18 @@ def _floordiv(a, b):
     result = np.floor_divide(a, b)
     if np.asarray(result).dtype.kind != "f":
         return result
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):   # (the operands as numpy took them: 1e30 is inf in float16)
+        a, b = (np.asarray(v).astype(result.dtype) for v in (a, b))
         return np.where(np.isinf(a) != np.isinf(b), np.divide(a, b), result)
+
+
+def _ifloordiv(a, b):
+    """a //= b with _floordiv's values: in place, as numpy's //= (which refuses a result of
+    another shape, (1, 2) into (2,), where np.copyto would broadcast it)."""
+    result = _floordiv(a, b)
+    if np.shape(result) != a.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {a.shape}")
+    np.copyto(a, result, casting="same_kind")
 
 
 def _unique(x, counts=False):
@@ -89,9 +109,31 @@ def _unique(x, counts=False):
     wide = x.astype(np.float32) if x.dtype == np.float16 else x
     result = np.unique(wide, return_counts=counts, equal_nan=False)
     return result[1] if counts else result.astype(x.dtype)
+
+
+def _log1p(x):
+    """np.log1p, but for complex x accurate near 0: numpy's complex log1p is log(1 + x) (its
+    log1p(1e-20 + 1e-20j) is 1e-20j). Kahan's way: log(u) * x / (u - 1) with u = 1 + x rounded."""
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return np.log1p(x)
+    u = x.copy()
+    u.real = x.real + 1   # (1 + x would add 1 + 0j: -0.0 + 0.0 loses the imaginary part's sign)
+    with np.errstate(all="ignore"):
+        near = np.isfinite(x) & (np.abs(x) < 0.5)   # (elsewhere 1 + x loses nothing that matters)
+        small = np.where(u == 1, x, np.log(u) * (x / np.where(u == 1, 1, u - 1)))
+        return np.where(near, small, np.log(u)).astype(x.dtype)
+
+
+def _complex(real, imag, dtype):
+    """A complex array from its parts, exactly (nan, inf and -0.0 in either part)."""
+    out = np.empty(np.shape(real), dtype=dtype)
+    out.real, out.imag = real, imag
+    return out
 '''
 NP_ENV: dict = {"np": np, "math": math, "nan": math.nan, "inf": math.inf}
 exec(NUMPY_HELPERS, NP_ENV)
+_complex = NP_ENV["_complex"]   # (complex inputs are built here as the scripts build them)
 
 
 # ---- programs ----------------------------------------------------------------------------------
@@ -204,7 +246,15 @@ def special_values(dtype: str) -> list:
 
 def random_values(rng: np.random.Generator, shape: tuple, dtype: str) -> np.ndarray:
     """Values of `dtype`: small integers, normal floats of a random scale (sometimes whole
-    numbers, for ties), and now and then the dtype's edges (extremes, -0.0, nan, inf, subnormals)."""
+    numbers, for ties), and now and then the dtype's edges (extremes, -0.0, nan, inf, subnormals).
+    A complex value's parts are two such floats, each of its own scale and with its own edges."""
+    if dtype in COMPLEX:
+        part = np.finfo(dtype).dtype.name
+        return _complex(real_values(rng, shape, part), real_values(rng, shape, part), dtype)
+    return real_values(rng, shape, dtype)
+
+
+def real_values(rng: np.random.Generator, shape: tuple, dtype: str) -> np.ndarray:
     if dtype == "bool":
         values = rng.random(shape) < 0.5
     elif dtype in INTS:
@@ -226,13 +276,25 @@ def random_values(rng: np.random.Generator, shape: tuple, dtype: str) -> np.ndar
     return values
 
 
-def random_dtype(rng: np.random.Generator) -> str:
-    return DTYPES[int(rng.integers(0, len(DTYPES)))]
+def is_real(value: np.ndarray) -> bool:
+    return value.dtype.kind != "c"
 
 
-def random_scalar(rng: np.random.Generator, dtype: np.dtype) -> Any:
-    """A Python scalar to combine with an array of `dtype` (weak, as numpy 2 treats it)."""
+def random_dtype(rng: np.random.Generator, complex_ok: bool = True) -> str:
+    dtypes = DTYPES if complex_ok else REAL_DTYPES
+    return dtypes[int(rng.integers(0, len(dtypes)))]
+
+
+COMPLEX_PARTS = [0.0, -0.0, 0.5, -1.5, 2.0, 1e-3, 3.25, -1.0, 100.0, math.nan, math.inf]
+
+
+def random_scalar(rng: np.random.Generator, dtype: np.dtype, complex_ok: bool = False) -> Any:
+    """A Python scalar to combine with an array of `dtype` (weak, as numpy 2 treats it). Where
+    `complex_ok`, now and then a complex one (with a complex array, most of the time)."""
     kind = dtype.kind
+    if complex_ok and rng.random() < (0.6 if kind == "c" else 0.1):
+        return complex(*(float(rng.choice(COMPLEX_PARTS)) for _ in range(2)))
+    kind = "f" if kind == "c" else kind   # (a real scalar with a complex array)
     r = rng.random()
     if kind == "b" and r < 0.5:
         return bool(rng.random() < 0.5)
@@ -245,6 +307,10 @@ def random_scalar(rng: np.random.Generator, dtype: np.dtype) -> Any:
 
 def lit(value: Any) -> str:
     """Python source for a scalar, array or index item, exact (floats by repr, so they round-trip)."""
+    if isinstance(value, complex):   # (repr loses the sign of a zero part and spells nan "nanj")
+        return f"complex({lit(value.real)}, {lit(value.imag)})"
+    if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+        return f"_complex({lit(value.real.copy())}, {lit(value.imag.copy())}, np.{value.dtype.name})"
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
@@ -288,46 +354,52 @@ def np_dtype(name: str) -> str:
 
 # ---- the op families: each proposes one random step (or None), built from existing variables --
 
-UNARY = {  # name: (lazytensor, numpy, kinds it takes, error model)
-    "neg": ("-{0}", "-{0}", "iuf", "exact"),
+UNARY = {  # name: (lazytensor, numpy, kinds it takes, error model); kind "c": complex
+    "neg": ("-{0}", "-{0}", "iufc", "exact"),
     "abs": ("lt.abs({0})", "np.abs({0})", "biuf", "exact"),
-    "exp": ("lt.exp({0})", "np.exp({0})", "biuf", "transcendental"),
-    "log": ("lt.log({0})", "np.log({0})", "biuf", "transcendental"),
-    "sqrt": ("lt.sqrt({0})", "np.sqrt({0})", "biuf", "round"),
-    "sin": ("lt.sin({0})", "np.sin({0})", "biuf", "transcendental"),
-    "cos": ("lt.cos({0})", "np.cos({0})", "biuf", "transcendental"),
-    "tan": ("lt.tan({0})", "np.tan({0})", "biuf", "transcendental"),
-    "tanh": ("lt.tanh({0})", "np.tanh({0})", "biuf", "transcendental"),
-    "asin": ("lt.asin({0})", "np.arcsin({0})", "biuf", "transcendental"),
-    "acos": ("lt.acos({0})", "np.arccos({0})", "biuf", "transcendental"),
-    "atan": ("lt.atan({0})", "np.arctan({0})", "biuf", "transcendental"),
-    "sinh": ("lt.sinh({0})", "np.sinh({0})", "biuf", "transcendental"),
-    "cosh": ("lt.cosh({0})", "np.cosh({0})", "biuf", "transcendental"),
-    "asinh": ("lt.asinh({0})", "np.arcsinh({0})", "biuf", "transcendental"),
-    "acosh": ("lt.acosh({0})", "np.arccosh({0})", "biuf", "transcendental"),
-    "atanh": ("lt.atanh({0})", "np.arctanh({0})", "biuf", "transcendental"),
-    "expm1": ("lt.expm1({0})", "np.expm1({0})", "biuf", "transcendental"),
-    "log1p": ("lt.log1p({0})", "np.log1p({0})", "biuf", "transcendental"),
-    "log2": ("lt.log2({0})", "np.log2({0})", "biuf", "transcendental"),
-    "log10": ("lt.log10({0})", "np.log10({0})", "biuf", "transcendental"),
+    "abs_complex": ("lt.abs({0})", "np.abs({0})", "c", "round"),   # (the modulus: a rounded hypot)
+    "exp": ("lt.exp({0})", "np.exp({0})", "biufc", "transcendental"),
+    "log": ("lt.log({0})", "np.log({0})", "biufc", "transcendental"),
+    "sqrt": ("lt.sqrt({0})", "np.sqrt({0})", "biufc", "round"),
+    "sin": ("lt.sin({0})", "np.sin({0})", "biufc", "transcendental"),
+    "cos": ("lt.cos({0})", "np.cos({0})", "biufc", "transcendental"),
+    "tan": ("lt.tan({0})", "np.tan({0})", "biufc", "transcendental"),
+    "tanh": ("lt.tanh({0})", "np.tanh({0})", "biufc", "transcendental"),
+    "asin": ("lt.asin({0})", "np.arcsin({0})", "biufc", "transcendental"),
+    "acos": ("lt.acos({0})", "np.arccos({0})", "biufc", "transcendental"),
+    "atan": ("lt.atan({0})", "np.arctan({0})", "biufc", "transcendental"),
+    "sinh": ("lt.sinh({0})", "np.sinh({0})", "biufc", "transcendental"),
+    "cosh": ("lt.cosh({0})", "np.cosh({0})", "biufc", "transcendental"),
+    "asinh": ("lt.asinh({0})", "np.arcsinh({0})", "biufc", "transcendental"),
+    "acosh": ("lt.acosh({0})", "np.arccosh({0})", "biufc", "transcendental"),
+    "atanh": ("lt.atanh({0})", "np.arctanh({0})", "biufc", "transcendental"),
+    "expm1": ("lt.expm1({0})", "np.expm1({0})", "biufc", "transcendental"),
+    "log1p": ("lt.log1p({0})", "_log1p({0})", "biufc", "transcendental"),
+    "log2": ("lt.log2({0})", "np.log2({0})", "biufc", "transcendental"),
+    "log10": ("lt.log10({0})", "np.log10({0})", "biufc", "transcendental"),
     "erf": ("lt.erf({0})", "_erf({0})", "biuf", "transcendental"),
     "floor": ("lt.floor({0})", "np.floor({0})", "f", "exact"),
     "ceil": ("lt.ceil({0})", "np.ceil({0})", "f", "exact"),
     "trunc": ("lt.trunc({0})", "np.trunc({0})", "f", "exact"),
-    "round": ("lt.round({0})", "np.round({0})", "f", "exact"),
+    "round": ("lt.round({0})", "np.round({0})", "fc", "exact"),   # (complex: each part)
     # the Array API's rounding of integers is the identity (numpy would give floats): on purpose
     "floor_int": ("lt.floor({0})", "{0}.copy()", "biu", "exact"),
     "round_int": ("lt.round({0})", "{0}.copy()", "biu", "exact"),
     "sign": ("lt.sign({0})", "np.sign({0})", "iuf", "exact"),
-    "square": ("lt.square({0})", "np.square({0})", "iuf", "round"),
-    "positive": ("lt.positive({0})", "np.positive({0})", "iuf", "exact"),
-    "reciprocal": ("lt.reciprocal({0})", "np.divide(1, {0})", "iuf", "round"),
+    "sign_complex": ("lt.sign({0})", "np.sign({0})", "c", "round"),   # (x / |x|)
+    "square": ("lt.square({0})", "np.square({0})", "iufc", "round"),
+    "positive": ("lt.positive({0})", "np.positive({0})", "iufc", "exact"),
+    "reciprocal": ("lt.reciprocal({0})", "np.divide(1, {0})", "iufc", "round"),
     "signbit": ("lt.signbit({0})", "np.signbit({0})", "iuf", "exact"),
-    "isnan": ("lt.isnan({0})", "np.isnan({0})", "biuf", "exact"),
-    "isinf": ("lt.isinf({0})", "np.isinf({0})", "biuf", "exact"),
-    "isfinite": ("lt.isfinite({0})", "np.isfinite({0})", "biuf", "exact"),
-    "logical_not": ("lt.logical_not({0})", "np.logical_not({0})", "biuf", "exact"),
+    "isnan": ("lt.isnan({0})", "np.isnan({0})", "biufc", "exact"),
+    "isinf": ("lt.isinf({0})", "np.isinf({0})", "biufc", "exact"),
+    "isfinite": ("lt.isfinite({0})", "np.isfinite({0})", "biufc", "exact"),
+    "logical_not": ("lt.logical_not({0})", "np.logical_not({0})", "biufc", "exact"),
     "invert": ("~{0}", "~{0}", "biu", "exact"),
+    "conj": ("lt.conj({0})", "np.conj({0})", "iufc", "exact"),   # (numpy's conj of bools is int8)
+    # lazytensor's parts are new values, numpy's views of the array: copies, so writes agree
+    "real": ("lt.real({0})", "np.real({0}).copy()", "biufc", "exact"),
+    "imag": ("lt.imag({0})", "np.imag({0}).copy()", "biufc", "exact"),
 }
 
 BINARY = {  # name: (lazytensor, numpy, error model)
@@ -360,6 +432,14 @@ BINARY = {  # name: (lazytensor, numpy, error model)
 }
 INPLACE = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "floordiv": "//=", "mod": "%=",
            "and": "&=", "or": "|=", "xor": "^=", "pow": "**="}
+
+# Ops lazytensor refuses for complex operands (TypeError: complex numbers have no order, no
+# floor, no bits, as in the Array API), besides the UNARY ones whose kinds lack "c". numpy
+# refuses some of them too, and orders complex numbers lexicographically for the others (<, max,
+# sort, clip): the families offer them real operands only (and DIFFERENCES keeps them so).
+REAL_ONLY = {"floordiv", "mod", "and", "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge",
+             "maximum", "minimum", "atan2", "hypot", "copysign", "logaddexp", "clip", "max", "min",
+             "argmax", "argmin", "var", "std", "sort", "argsort", "searchsorted"}
 
 REDUCTIONS = {  # name: (lazytensor method or function, numpy function, error model)
     "sum": ("{0}.sum", "np.sum", "sum"),
@@ -402,12 +482,14 @@ class Proposer:
         self.ns[name] = self.program.inputs[name].copy()
         return name
 
-    def partner(self, shape: tuple, dtype: Optional[str] = None) -> str:
-        """A variable whose shape broadcasts with `shape`: an existing one or a new input."""
-        fits = [n for n in self.program.names() if _broadcasts(self.ns[n].shape, shape)]
+    def partner(self, shape: tuple, dtype: Optional[str] = None, complex_ok: bool = True) -> str:
+        """A variable whose shape broadcasts with `shape`: an existing one or a new input (of a
+        real dtype unless `complex_ok`)."""
+        fits = [n for n in self.program.names() if _broadcasts(self.ns[n].shape, shape)
+                and (complex_ok or is_real(self.ns[n]))]
         if fits and self.chance(0.6):
             return self.choice(fits)
-        dtype = dtype if dtype and self.chance(0.5) else random_dtype(self.rng)
+        dtype = dtype if dtype and self.chance(0.5) else random_dtype(self.rng, complex_ok)
         return self.new_input(broadcast_partner(self.rng, shape), dtype)
 
     def axis(self, ndim: int, allow_tuple: bool = True):
@@ -441,14 +523,15 @@ def propose_unary(p: Proposer) -> Optional[Step]:
 def propose_binary(p: Proposer) -> Optional[Step]:
     name = p.choice(list(BINARY))
     lt_src, np_src, error = BINARY[name]
-    a = p.pick()
+    complex_ok = name not in REAL_ONLY
+    a = p.pick(lambda v: complex_ok or is_real(v))
     if a is None:
         return None
     value = p.ns[a]
     if p.chance(0.3):
-        b = random_scalar(p.rng, value.dtype)
+        b = random_scalar(p.rng, value.dtype, complex_ok)
     else:
-        b = p.partner(value.shape, value.dtype.name)
+        b = p.partner(value.shape, value.dtype.name, complex_ok)
     if p.chance(0.5):
         a, b = b, a
     args = tuple(v for v in (a, b) if isinstance(v, str))
@@ -459,7 +542,7 @@ def propose_binary(p: Proposer) -> Optional[Step]:
 def propose_where(p: Proposer) -> Optional[Step]:
     c = p.pick()
     a = p.partner(p.ns[c].shape)
-    b = random_scalar(p.rng, p.ns[a].dtype) if p.chance(0.3) else p.partner(p.ns[c].shape)
+    b = random_scalar(p.rng, p.ns[a].dtype, complex_ok=True) if p.chance(0.3) else p.partner(p.ns[c].shape)
     src = f"where({c}, {a}, {operand(b)})"
     return p.expr("where", f"lt.{src}", f"np.{src}", tuple(v for v in (c, a, b) if isinstance(v, str)))
 
@@ -477,15 +560,18 @@ def propose_clip(p: Proposer) -> Optional[Step]:
 
 def propose_cast(p: Proposer) -> Optional[Step]:
     x = p.pick()
-    dtype = random_dtype(p.rng)
+    # (complex -> real drops the imaginary part in numpy; lazytensor refuses it, as the Array API)
+    dtype = random_dtype(p.rng) if is_real(p.ns[x]) else p.choice(COMPLEX + ["bool"])
     return p.expr("cast", f"{x}.astype({lt_dtype(dtype)})", f"{x}.astype({np_dtype(dtype)})", (x,),
-                  "round" if dtype in FLOATS else "exact", dtype=dtype)
+                  "round" if dtype in FLOATS + COMPLEX else "exact", dtype=dtype)
 
 
 def propose_reduction(p: Proposer) -> Optional[Step]:
     name = p.choice(list(REDUCTIONS))
     lt_fn, np_fn, error = REDUCTIONS[name]
-    x = p.pick()
+    x = p.pick(lambda v: name not in REAL_ONLY or is_real(v))
+    if x is None:
+        return None
     ndim = p.ns[x].ndim
     axis = p.axis(ndim, allow_tuple=not name.startswith("arg"))
     keepdims = p.chance(0.5)
@@ -597,7 +683,7 @@ def propose_movement(p: Proposer) -> Optional[Step]:
         return p.expr(kind, f"lt.flip({x}, axis={axis!r})", f"np.flip({x}, axis={axis!r})", (x,))
     if kind == "pad" and ndim:
         widths = tuple((int(a), int(b)) for a, b in p.rng.integers(0, 3, (ndim, 2)))
-        fill = random_scalar(p.rng, value.dtype) if p.chance(0.5) else 0
+        fill = random_scalar(p.rng, value.dtype, complex_ok=not is_real(value)) if p.chance(0.5) else 0
         if value.dtype.kind == "b":
             fill = bool(fill) if not isinstance(fill, float) else True
         elif value.dtype.kind in "iu":
@@ -710,11 +796,15 @@ def propose_write(p: Proposer) -> Optional[Step]:
     x = p.pick()
     target = p.ns[x]
     shape, ndim = target.shape, target.ndim
+    # a complex value goes into a complex target only (numpy drops the imaginary part, lazytensor
+    # refuses, as the Array API)
+    complex_ok = not is_real(target)
     if p.chance(0.25):  # in-place arithmetic
-        name = p.choice(list(INPLACE))
-        value = random_scalar(p.rng, target.dtype) if p.chance(0.4) else p.partner(shape, target.dtype.name)
+        name = p.choice([n for n in INPLACE if is_real(target) or n not in REAL_ONLY])
+        value = (random_scalar(p.rng, target.dtype, complex_ok) if p.chance(0.4)
+                 else p.partner(shape, target.dtype.name, complex_ok))
         src = f"{x} {INPLACE[name]} {operand(value)}"
-        np_src = src if name != "floordiv" else f"np.copyto({x}, _floordiv({x}, {operand(value)}), casting='same_kind')"
+        np_src = src if name != "floordiv" else f"_ifloordiv({x}, {operand(value)})"
         args = (x, value) if isinstance(value, str) else (x,)
         return Step("write", "i" + name, x, src, np_src, args, {"a": x, "b": value}, BINARY[name][2])
     r = p.rng.random()
@@ -735,16 +825,16 @@ def propose_write(p: Proposer) -> Optional[Step]:
         items = (p.rng.random(shape[:covers]) < 0.5,)
     selected = target[items].shape if _index_ok(target, items) else shape
     if p.chance(0.5):
-        value: Any = random_scalar(p.rng, target.dtype)
+        value: Any = random_scalar(p.rng, target.dtype, complex_ok)
     else:
         fits = [n for n in p.program.names() if n != x and len(p.ns[n].shape) <= len(selected)
-                and _broadcasts(p.ns[n].shape, selected)
+                and _broadcasts(p.ns[n].shape, selected) and (complex_ok or is_real(p.ns[n]))
                 and all(m == 1 or m == k for m, k in zip(p.ns[n].shape[::-1], selected[::-1]))]
-        value = p.choice(fits) if fits else p.new_input(broadcast_partner(p.rng, selected), random_dtype(p.rng))
+        value = p.choice(fits) if fits else p.new_input(broadcast_partner(p.rng, selected), random_dtype(p.rng, complex_ok))
     src = f"{x}[{index_source(items)}] = {operand(value)}"
     args = (x, value) if isinstance(value, str) else (x,)
     return Step("write", "setitem", x, src, src, args, {"index": items, "value": value},
-                "round" if target.dtype.kind == "f" else "exact")
+                "round" if target.dtype.kind in "fc" else "exact")
 
 
 def _index_ok(value: np.ndarray, items: tuple) -> bool:
@@ -793,12 +883,13 @@ def _matching(p: Proposer, shape: tuple, dtype: str) -> str:
 
 
 def propose_sorting(p: Proposer) -> Optional[Step]:
-    x = p.pick(lambda v: v.ndim > 0)
+    kind = p.choice(["sort", "argsort", "cumulative_sum", "cumulative_sum", "searchsorted", "unique_values", "unique_counts"])
+    # (unique sorts complex values as numpy does, by real part, then imaginary part)
+    x = p.pick(lambda v: v.ndim > 0 and (kind not in REAL_ONLY or is_real(v)))
     if x is None:
         return None
     ndim = p.ns[x].ndim
     axis = int(p.rng.integers(-ndim, ndim))
-    kind = p.choice(["sort", "argsort", "cumulative_sum", "cumulative_sum", "searchsorted", "unique_values", "unique_counts"])
     if kind in ("sort", "argsort"):
         descending = p.chance(0.4)
         lt_src = f"lt.{kind}({x}, axis={axis}, descending={descending})"
@@ -809,7 +900,7 @@ def propose_sorting(p: Proposer) -> Optional[Step]:
         src = f"cumulative_sum({x}, axis={axis}, include_initial={initial})"
         return p.expr(kind, f"lt.{src}", f"np.{src}", (x,), "cumsum", n=p.ns[x].shape[axis])
     if kind == "searchsorted":
-        values = p.pick()
+        values = p.pick(is_real)
         side = p.choice(["left", "right"])
         return p.expr(kind, f"lt.searchsorted(lt.sort({x}.reshape(-1)), {values}, side={side!r})",
                       f"np.searchsorted(np.sort({x}.reshape(-1)), {values}, side={side!r})", (x, values))
@@ -830,22 +921,22 @@ def propose_creation(p: Proposer) -> Optional[Step]:
                       f"np.arange({start}, {stop}, {step}, dtype={np_dtype(dtype)})", (), step=step)
     if kind == "full":
         shape = random_shape(p.rng)
-        value = random_scalar(p.rng, np.dtype(dtype))
-        value = value if dtype in FLOATS or not isinstance(value, float) else 2
+        value = random_scalar(p.rng, np.dtype(dtype), complex_ok=dtype in COMPLEX)
+        value = value if dtype in FLOATS + COMPLEX or not isinstance(value, float) else 2
         value = bool(value) if dtype == "bool" else value
         return p.expr(kind, f"lt.full({shape!r}, {lit(value)}, dtype={lt_dtype(dtype)}, {dev})",
                       f"np.full({shape!r}, {lit(value)}, dtype={np_dtype(dtype)})", ())
     if kind == "full_like":
         x = p.pick()
-        value = random_scalar(p.rng, p.ns[x].dtype)
-        value = value if p.ns[x].dtype.kind == "f" or not isinstance(value, float) else 1
+        value = random_scalar(p.rng, p.ns[x].dtype, complex_ok=not is_real(p.ns[x]))
+        value = value if p.ns[x].dtype.kind in "fc" or not isinstance(value, float) else 1
         fn = p.choice(["full_like({0}, {1})", "zeros_like({0})", "ones_like({0})"]).format(x, lit(value))
         return p.expr(kind, f"lt.{fn}", f"np.{fn}", (x,))
     if kind == "eye":
         n, m, k = int(p.rng.integers(0, 7)), int(p.rng.integers(0, 7)), int(p.rng.integers(-3, 4))
         return p.expr(kind, f"lt.eye({n}, {m}, k={k}, dtype={lt_dtype(dtype)}, {dev})",
                       f"np.eye({n}, {m}, k={k}, dtype={np_dtype(dtype)})", ())
-    if kind == "linspace" and dtype in FLOATS:
+    if kind == "linspace" and dtype in FLOATS + COMPLEX:
         start, stop = (float(v) for v in p.rng.integers(-10, 10, 2))
         num = int(p.rng.integers(0, 20))
         return p.expr(kind, f"lt.linspace({start}, {stop}, {num}, dtype={lt_dtype(dtype)}, {dev})",
@@ -885,7 +976,8 @@ def undefined(step: Step, ns: dict) -> bool:
     if op == "prod":
         return _product_order_matters(ns[step.args[0]])
     if step.error == "dot":  # numpy's BLAS skips zero terms: there inf * 0 and nan * 0 vanish
-        return any(v.dtype.kind == "f" and not np.isfinite(v).all() for v in (ns[a] for a in step.args))
+        return any(v.dtype.kind in "fc" and not np.isfinite(v).all() for v in (ns[a] for a in step.args)) \
+            or _dot_may_overflow(step, [ns[a] for a in step.args])
     if op in ("copysign", "signbit"):  # the sign bit of a nan is the platform's (x86: 0/0 is -nan)
         sign = operand_value(step.params["b"], ns) if op == "copysign" else ns[step.args[0]]
         return bool(np.isnan(np.asarray(sign, dtype=np.float64)).any())
@@ -928,13 +1020,27 @@ def _undefined_integer_binary(op: str, a: Any, b: Any) -> bool:
     return any(not info.min <= x ** e <= info.max for x, e in zip(base, exponent))
 
 
+def _dot_may_overflow(step: Step, operands: list) -> bool:
+    """Whether a product's terms or partial sums may pass the largest float: their infinities
+    (and inf - inf) then hang on the order and the way of the multiplications (numpy's complex
+    BLAS gave nan + inf j where the textbook formula, lazytensor's, gives -3.4e38 + inf j)."""
+    dtype = np.result_type(*operands)
+    if dtype.kind not in "fc" or any(v.size == 0 for v in operands):
+        return False
+    largest = math.prod(float(_modulus(v).max()) for v in operands) * 2 * step.params.get("k", 1)
+    return largest > float(np.finfo(dtype).max)
+
+
 def _product_order_matters(x: np.ndarray) -> bool:
     """Whether some order of a float product's terms takes a partial product out of the normal
     range where another does not (1e-200 * 1e-200 * 1e200 * 1e200: 0 or 1; 0 * 1e200 * 1e200: 0 or
-    nan): numpy multiplies in its order, lazytensor in its own."""
-    if x.dtype.kind != "f":
+    nan): numpy multiplies in its order, lazytensor in its own. A complex product with an infinite
+    or nan part too: its infinities meet zeros (inf * 0 in the textbook product) in an order's way."""
+    if x.dtype.kind == "c" and not np.isfinite(x).all():
+        return True
+    if x.dtype.kind not in "fc":
         return False
-    a = np.abs(x.astype(np.float64))   # (the whole tensor: a reduction over some axes has groups)
+    a = _modulus(x)   # (the whole tensor: a reduction over some axes has groups)
     info = np.finfo(x.dtype)
     logs = np.log2(a[(a > 0) & np.isfinite(a)])
     under = logs[logs < 0].sum() < np.log2(float(info.tiny))
@@ -959,14 +1065,18 @@ def _variance_may_overflow(x: np.ndarray) -> bool:
 def _values_within_ulps(x: np.ndarray, ulps: int) -> bool:
     """Whether two distinct values of float `x` lie within `ulps` ulps of each other: which of
     them are equal (what unique counts) then hangs on the last bits of the steps that made them
-    (numpy's arccos gave two float32 values an ulp apart, lazytensor's, within its bound, one)."""
-    if x.dtype.kind != "f":
+    (numpy's arccos gave two float32 values an ulp apart, lazytensor's, within its bound, one).
+    Complex values: where either part has two such values (a superset of the pairs that matter)."""
+    if x.dtype.kind not in "fc":
         return False
-    values = np.unique(x[np.isfinite(x)].astype(np.float64))
-    if values.size < 2:
-        return False
-    gaps = np.diff(values)
-    return bool((gaps <= ulps * np.spacing(np.abs(values[1:]).astype(x.dtype)).astype(np.float64)).any())
+    for part in ([x.real, x.imag] if x.dtype.kind == "c" else [x]):
+        values = np.unique(part[np.isfinite(part)].astype(np.float64))
+        if values.size < 2:
+            continue
+        gaps = np.diff(values)
+        if (gaps <= ulps * np.spacing(np.abs(values[1:]).astype(part.dtype)).astype(np.float64)).any():
+            return True
+    return False
 
 
 def _half_sum_may_overflow(x: np.ndarray) -> bool:
@@ -1003,8 +1113,160 @@ class Candidate:
         return np.asarray(self.ns[self.step.args[i]])
 
 
+def _complex_argument(c: Candidate, ops: tuple) -> Optional[np.ndarray]:
+    """The complex operand of a step of `ops` (the base of a power), else None."""
+    op = c.step.op[1:] if c.step.kind == "write" and c.step.op != "setitem" else c.step.op
+    if op not in ops:
+        return None
+    value = np.asarray(operand_value(c.step.params["a"], c.ns) if op == "pow" else c.arg())
+    return value if value.dtype.kind == "c" else None
+
+
+def _complex_log_overflows(c: Candidate) -> bool:
+    z = _complex_argument(c, ("log", "log2", "log10", "log1p", "sqrt", "pow"))
+    if z is None:
+        return False
+    x, y = z.real.astype(np.float64), z.imag.astype(np.float64)
+    with np.errstate(all="ignore"):
+        x = x + 1 if c.step.op == "log1p" else x
+        size = np.abs(x) + np.hypot(x, y) if c.step.op == "sqrt" else np.hypot(x, y)
+    return bool((np.isfinite(x) & np.isfinite(y) & (size > np.finfo(z.dtype).max)).any())
+
+
+def _sum_of_a_complex_constant(c: Candidate) -> bool:
+    """A complex sum, mean or dot product of values that lazytensor may fold to constants: made
+    by full or full_like, imag of a real value, an integer times 0, or from such values alone (a
+    realized one is memory)."""
+    if c.step.op not in ("sum", "mean", "matmul", "tensordot", "vecdot") \
+            or all(is_real(c.ns[a]) for a in c.step.args):
+        return False
+    constant: set = set()
+    for s in c.program.steps:
+        # (a write of constants over every element: x[()] = 1j of a 0-d x, x[-1, :] = 2 of a (1, 4) x)
+        whole = s.op == "setitem" and _writes_every_element(c.ns[s.target], s.params["index"])
+        zero_product = s.op in ("mul", "imul") and 0 in (s.params["a"], s.params["b"]) \
+            and c.ns[s.target].dtype.kind in "iub"
+        made = s.op in ("full", "full_like") or zero_product or (s.op == "imag" and is_real(c.ns[s.args[0]]))
+        from_constants = bool(s.args) and all(a in constant for a in s.args)
+        if s.kind == "peek":
+            constant.discard(s.target)
+        elif made or from_constants or (whole and all(a in constant for a in s.args[1:])):
+            constant.add(s.target)
+        elif s.kind in ("expr", "write"):
+            constant.discard(s.target)
+    return all(a in constant for a in c.step.args)
+
+
+def _writes_every_element(target: np.ndarray, index: tuple) -> bool:
+    covered = np.zeros(np.shape(target), dtype=bool)
+    try:
+        covered[index] = True
+    except (IndexError, ValueError, TypeError):
+        return False
+    return bool(covered.all())
+
+
+def _complex_tan_of_a_pending_result(c: Candidate) -> bool:
+    """A complex tan or tanh whose operand a step rounded (through movement), not realized since:
+    its kernels recompute that operand."""
+    if c.step.op not in ("tan", "tanh") or is_real(c.arg()):
+        return False
+    name = c.step.args[0]
+    for s in reversed(c.program.steps):   # (the step itself makes a new name)
+        if s.target != name:
+            continue
+        if s.kind == "peek":
+            return False
+        if s.kind == "write" or s.error != "exact":
+            return True
+        if len(s.args) != 1:   # (creation, where, concat: not followed further)
+            return False
+        name = s.args[0]
+    return False
+
+
+def _complex_exp_overflows_early(c: Candidate) -> bool:
+    """e^t past the largest float, t the part that exp, sinh and cosh (sin, cos: the imaginary
+    part) raise e to, or Re(b log a) of a ** b (exp(b log a))."""
+    z = _complex_argument(c, ("exp", "sinh", "cosh", "sin", "cos", "pow"))
+    if z is None:
+        return False
+    with np.errstate(all="ignore"):
+        if c.step.op in ("pow", "ipow"):
+            exponent = np.asarray(operand_value(c.step.params["b"], c.ns)).astype(np.complex128)
+            t = (exponent * np.log(z.astype(np.complex128))).real
+        else:
+            t = z.imag if c.step.op in ("sin", "cos") else z.real
+            t = t if c.step.op == "exp" else np.abs(t)
+        return bool((np.isfinite(t) & (t > math.log(float(np.finfo(z.dtype).max)))).any())
+
+
+def _complex_log_near_one(c: Candidate) -> bool:
+    """log z within 1/4 of z = 1, where log z is small and log(hypot(x, y))'s rounding is not."""
+    z = _complex_argument(c, ("log", "log2", "log10"))
+    return z is not None and bool((np.abs(z.astype(np.complex128) - 1) < 0.25).any())
+
+
+def _complex_inverse_far_off(c: Candidate) -> bool:
+    z = _complex_argument(c, ("asin", "acos", "asinh", "acosh"))
+    if z is None:
+        return False
+    quarter = np.finfo(z.dtype).max / 4
+    return bool(any((np.isfinite(part) & (np.abs(part) > quarter)).any() for part in (z.real, z.imag)))
+
+
+def _complex_odd_special_sign(c: Candidate) -> bool:
+    z = _complex_argument(c, ("asinh", "atanh", "asin", "atan"))
+    if z is None:
+        return False
+    # (asin z = -i asinh(iz), atan likewise: iz = -imag(z) + i real(z))
+    x, y = (z.real, z.imag) if c.step.op in ("asinh", "atanh") else (-z.imag, z.real)
+    special = ~np.isfinite(x) | ~np.isfinite(y) | (x == 0) & ((y == 0) | np.isnan(y))
+    return bool((np.signbit(x) & special).any())
+
+
+def _complex_atanh_of_infinity(c: Candidate) -> bool:
+    z = _complex_argument(c, ("atanh", "atan"))
+    if z is None:
+        return False
+    x, y = (z.real, z.imag) if c.step.op == "atanh" else (z.imag, z.real)
+    return bool((np.isinf(x) & (y == 0)).any())
+
+
+def _complex_acosh_of_minus_zero_nan(c: Candidate) -> bool:
+    z = _complex_argument(c, ("acosh",))
+    return z is not None and bool(((z.real == 0) & np.signbit(z.real) & np.isnan(z.imag)).any())
+
+
 KNOWN_DEFECTS = [  # (what, the generator's restriction). Remove a line when its fix lands.
-    # (the defects the issues named and those the fuzzer found are fixed: their lines went)
+    # (the defects the issues named and those the fuzzer found before are fixed: their lines went)
+    ("complex log, log2, log10, log1p, sqrt (and ** through log) overflow where |z| (sqrt: |x| + |z|) "
+     "passes the largest float: log(1.7e308 + 1.7e308j) is inf + 0.785j (numpy 710.1 + 0.785j), "
+     "sqrt(1e308 + 1e308j) is inf + 0j (numpy 1.1e154 + 4.6e153j)", _complex_log_overflows),
+    ("complex log, log2, log10 near z = 1 lose the low digits of log|z| (log of a rounded hypot): "
+     "log(1 + 0.0012j) in complex128 is off by ~300 ulps of the result, log(1 + 1e-8 + 1e-8j) by "
+     "1.6e7 (real part 9.999999889e-09; numpy, mpmath: 9.999999939e-09)", _complex_log_near_one),
+    ("a complex sum, mean or dot product of constants raises TypeError (constant folding takes "
+     "complex for an integer type: lt.full((3,), 2 + 1j, dtype=lt.complex64).sum() -> int() of a "
+     "complex)", _sum_of_a_complex_constant),
+    ("complex tan and tanh of a pending result lose ~16 ulps: the program's kernels each recompute "
+     "the operand (contracted into fmas their own way), so Kahan's formula gets two values of it: "
+     "tan(a * b) for a = -0.0951 - 0.000679j, b = 0.2317 + 113.8j (complex128) has imaginary part "
+     "-0.9999999992127157, tan of the realized a * b -0.9999999992127194 (numpy, mpmath)",
+     _complex_tan_of_a_pending_result),
+    ("complex exp, sinh, cosh (sin, cos, ** through them) overflow where e^x does, not where the "
+     "result does: exp(89 + 1.5j) in complex64 is inf + inf j (numpy, C99's cexp: 3.2e37 + inf j)",
+     _complex_exp_overflows_early),
+    ("complex asin, acos, asinh, acosh past a quarter of the largest float take log|z| for "
+     "log(2|z|): asinh(1e308 + 0j) is 709.20 + 0j (numpy, cmath: 709.89)", _complex_inverse_far_off),
+    ("complex asinh and atanh (asin, atan through them): the special cases (an infinite or nan part, "
+     "a zero) with a negative real part flip the imaginary part's sign: asinh(-1 + inf j) is "
+     "-inf - pi/2 j (numpy, C99: -inf + pi/2 j), asinh(-0 + 0j) -0 - 0j, atan(0j) -0 + 0j",
+     _complex_odd_special_sign),
+    ("complex atanh(+-inf +- 0j) (atan(+-0 +- inf j)) has a nan real part (numpy, C99: +-0 +- pi/2 j; "
+     "the standard lists a positive imaginary part only)", _complex_atanh_of_infinity),
+    ("complex acosh(-0 + nan j) is nan + nan j (numpy, C17's DR 471: nan + pi/2 j; the standard "
+     "lists +0 only)", _complex_acosh_of_minus_zero_nan),
 ]
 
 
@@ -1019,9 +1281,29 @@ def _write_aliasing_zero_d(c: Candidate) -> bool:
                and np.may_share_memory(v, target) for name, v in c.ns.items())
 
 
+def _complex_refused(c: Candidate) -> bool:
+    """An op lazytensor refuses for complex operands (TypeError) with a complex operand: the
+    families do not offer one (REAL_ONLY, UNARY's kinds), but a partner or a scalar can bring it."""
+    step = c.step
+    operands = [c.ns[a] for a in step.args] + [v for k, v in step.params.items()
+                                               if k in ("a", "b", "value") and not isinstance(v, str)]
+    if all(np.asarray(v).dtype.kind != "c" for v in operands):
+        return False
+    op = step.op[1:] if step.kind == "write" and step.op != "setitem" else step.op
+    if op in UNARY:
+        return "c" not in UNARY[op][2]
+    if op == "cast":
+        return step.params["dtype"] not in COMPLEX + ["bool"]
+    if op == "setitem":   # numpy drops the imaginary part of a complex value put into a real array
+        return is_real(c.ns[step.target])
+    return op in REAL_ONLY
+
+
 # Where lazytensor differs from numpy on purpose: programs that run into it are not generated.
 DIFFERENCES = [
     ("0-d tensors are values, as numpy's scalars: no views of them", _write_aliasing_zero_d),
+    ("complex numbers have no order, floor or bits (the Array API's): lazytensor refuses <, "
+     "max, sort, floor, //, &, a cast to a real type ...; numpy orders them lexicographically", _complex_refused),
 ]
 
 
@@ -1123,11 +1405,21 @@ def eps(dtype: np.dtype) -> float:
     return float(np.finfo(dtype).eps)
 
 
+def _modulus(values: Any) -> np.ndarray:
+    """|values| in float64 (of complex ones, the modulus)."""
+    values = np.asarray(values)
+    return np.abs(values.astype(np.complex128 if values.dtype.kind == "c" else np.float64))
+
+
 def error_bound(step: Step, before: dict, result: np.ndarray) -> Optional[np.ndarray]:
     """The absolute error `step` may make at each element of its float `result`, by its error
-    model; `before` holds the values it read."""
+    model; `before` holds the values it read. For a complex result see `_complex_bound`."""
     e = eps(result.dtype)
-    magnitude = np.abs(result.astype(np.float64))
+    magnitude = _modulus(result)
+    if result.dtype.kind == "c":
+        bound = _complex_bound(step, before, result, e, magnitude)
+        if bound is not None:
+            return bound
     # (float16 math computes in float32 and rounds once, as numpy's: right to an ulp)
     ulps = {"round": 1.0, "transcendental": 1.0 if result.dtype == np.float16 else 4.0,
             "logaddexp": 1.0 if result.dtype == np.float16 else None}.get(step.error)
@@ -1146,25 +1438,84 @@ def error_bound(step: Step, before: dict, result: np.ndarray) -> Optional[np.nda
         a, b = (np.abs(np.asarray(operand_value(step.params[k], before), dtype=np.float64)) for k in "ab")
         return e * (a + b + magnitude)
     if step.error in ("sum", "mean", "cumsum", "dot"):
-        absolute = {name: np.abs(np.asarray(before[name]).astype(np.float64)) for name in step.args}
-        with np.errstate(all="ignore"):
-            scale = np.abs(np.asarray(eval(step.np, NP_ENV, absolute), dtype=np.float64))
-        n = step.params.get("n", 1)
-        factor = {"sum": _sum_error_factor(n), "mean": 1 + _sum_error_factor(n), "cumsum": max(2.0, float(n)),
-                  "dot": 2.0 + step.params.get("k", 1)}[step.error]
-        bound = factor * e * scale.reshape(result.shape) + e * magnitude
-        # the sign of a zero sum is the summation order's (numpy's BLAS gives +0.0 for -3.4 * -0.0)
-        return np.where(result == 0, np.maximum(bound, float(np.finfo(result.dtype).smallest_subnormal)), bound)
-    if step.error == "diff":  # differences of neighbours: an ulp of each term (see "addition")
-        terms = np.moveaxis(np.abs(np.asarray(before[step.args[0]], dtype=np.float64)), step.params["axis"], -1)
-        for _ in range(step.params["n"]):
-            terms = terms[..., 1:] + terms[..., :-1]
-        return e * (np.moveaxis(terms, -1, step.params["axis"]) + magnitude)
+        return _sum_bound(step, {name: _modulus(before[name]) for name in step.args}, result, magnitude, e)
+    if step.error == "diff":
+        return _diff_bound(step, _modulus(before[step.args[0]]), magnitude, e)
     if step.error == "prod":
         return (step.params["n"] + 1) * e * magnitude
     if step.error in ("var", "std"):
         return _variance_bound(step, before, result, e)
     return None
+
+
+# Complex results where the parts mix, in eps of the component type times the modulus: measured
+# against mpmath, lazytensor's complex functions and numpy's err by at most ~2.3 eps |f(z)| each,
+# a product or a quotient by ~1.1 eps |ab|.
+COMPLEX_EPS = {"round": 2.0, "transcendental": 4.0}
+
+
+def _complex_bound(step: Step, before: dict, result: np.ndarray, e: float, modulus: np.ndarray) -> Optional[np.ndarray]:
+    """The error bound of a complex result: a real array bounds both parts, a complex one each
+    part by its own real or imaginary part. None: the real model on moduli (a dot product's bound
+    comes from sum |a||b|, for both parts).
+
+    Where each part is rounded or summed on its own (a cast, a write, linspace, + and -, sums),
+    each part gets the real model's bound. Where the parts mix (* /, sqrt, the functions) both get a bound of the
+    modulus: a complex product errs by ~eps |a||b| = eps |ab| in either part, not by an ulp of
+    each (the real part of (1+1j)*(1+1j) is 1 - 1: 0 in numpy, the rounding error of 1*1 where
+    lazytensor contracts it into an fma). A part much smaller than the modulus is then not compared
+    (the nudges move it by 10% or more): its low digits are the rounding of the larger one. That
+    also leaves a part near a branch cut uncompared where its sign is the rounding's (log of
+    -1 - 1e-30j: its imaginary part is -pi or pi)."""
+    if step.error == "round" and step.op in ("cast", "setitem", "linspace"):
+        re, im = (np.where(part == 0, 0.0, np.spacing(np.abs(part)).astype(np.float64)) for part in (result.real, result.imag))
+        return _complex(re, im, np.complex128)
+    if step.error == "addition":   # (see the real model)
+        a, b = (np.asarray(operand_value(step.params[k], before)) for k in "ab")
+        re, im = (e * (np.abs(part(a).astype(np.float64)) + np.abs(part(b).astype(np.float64)) + np.abs(part(result)))
+                  for part in (np.real, np.imag))
+        return _complex(re, im, np.complex128)
+    if step.error in ("sum", "mean", "cumsum", "diff"):   # (the parts are summed apart: nan in one
+        bounds = []                                       # leaves the other's bound)
+        for part in (np.real, np.imag):
+            terms = {name: np.abs(part(np.asarray(before[name]))).astype(np.float64) for name in step.args}
+            magnitude = np.abs(part(result)).astype(np.float64)
+            bounds.append(_diff_bound(step, terms[step.args[0]], magnitude, e) if step.error == "diff"
+                          else _sum_bound(step, terms, part(result), magnitude, e))
+        return _complex(*bounds, np.complex128)
+    if step.error == "prod":   # (each complex product: ~1.1 eps)
+        return 2 * (step.params["n"] + 1) * e * modulus
+    ulps = COMPLEX_EPS.get(step.error)
+    if ulps is None:
+        return None
+    if step.op in ("pow", "ipow"):
+        # exp(b log a): log a's rounding, times b (numpy's integer powers multiply |b| times)
+        a, b = (_modulus(operand_value(step.params[k], before)) for k in "ab")
+        with np.errstate(all="ignore"):
+            ulps = ulps * (1 + b * (1 + np.pi + np.abs(np.log(a))))
+    subnormal = float(np.finfo(result.dtype).smallest_subnormal)
+    return ulps * np.where(modulus == 0, 0.0, np.maximum(e * modulus, subnormal))
+
+
+def _sum_bound(step: Step, absolute: dict, result: np.ndarray, magnitude: np.ndarray, e: float) -> np.ndarray:
+    """A sum's, mean's, cumulative sum's or dot product's bound, from the same sum of the terms'
+    magnitudes (`absolute`: the values it read, made nonnegative)."""
+    with np.errstate(all="ignore"):
+        scale = np.abs(np.asarray(eval(step.np, NP_ENV, absolute), dtype=np.float64))
+    n = step.params.get("n", 1)
+    factor = {"sum": _sum_error_factor(n), "mean": 1 + _sum_error_factor(n), "cumsum": max(2.0, float(n)),
+              "dot": 2.0 + step.params.get("k", 1)}[step.error]
+    bound = factor * e * scale.reshape(result.shape) + e * magnitude
+    # the sign of a zero sum is the summation order's (numpy's BLAS gives +0.0 for -3.4 * -0.0)
+    return np.where(result == 0, np.maximum(bound, float(np.finfo(result.dtype).smallest_subnormal)), bound)
+
+
+def _diff_bound(step: Step, terms: np.ndarray, magnitude: np.ndarray, e: float) -> np.ndarray:
+    """Differences of neighbours: an ulp of each term (see "addition")."""
+    terms = np.moveaxis(terms, step.params["axis"], -1)
+    for _ in range(step.params["n"]):
+        terms = terms[..., 1:] + terms[..., :-1]
+    return e * (np.moveaxis(terms, -1, step.params["axis"]) + magnitude)
 
 
 def _variance_bound(step: Step, before: dict, result: np.ndarray, e: float) -> np.ndarray:
@@ -1200,7 +1551,21 @@ def nudge(result: np.ndarray, bound: np.ndarray, run: int, step: int) -> np.ndar
     (and step) is set, down elsewhere; run 2k+3 the other way round. Two elements get opposite moves
     in both directions unless their hashes agree on every bit used (1 in 2**8). What depends on
     the ties is then not compared. For odd k the moves are a quarter of the bound, an ulp at least:
-    moves of 4 ulps keep a whole number's parity and low bits, which a cast or a power may read."""
+    moves of 4 ulps keep a whole number's parity and low bits, which a cast or a power may read.
+    A complex result: each part as a float, by its own bound (a complex `bound`, see
+    `_complex_bound`) or both by a real one, with ties broken apart from the other part's."""
+    if result.dtype.kind == "c":
+        bound = np.asarray(bound)
+        bound_re, bound_im = (bound.real, bound.imag) if bound.dtype.kind == "c" else (bound, bound)
+        return _complex(_nudge_floats(result.real, bound_re, run, step),
+                        _nudge_floats(result.imag, bound_im, run, step + IMAGINARY_SALT), result.dtype)
+    return _nudge_floats(result, bound, run, step)
+
+
+IMAGINARY_SALT = 1 << 20   # (added to the step in the hash that breaks an imaginary part's ties)
+
+
+def _nudge_floats(result: np.ndarray, bound: np.ndarray, run: int, step: int) -> np.ndarray:
     values = result.astype(np.float64)
     bound = np.where(np.isfinite(bound), bound, 0.0)
     if run < 2:
@@ -1260,14 +1625,106 @@ def reference(program: Program, run: Optional[int] = None, trace: Optional[list]
 
 
 def nudged_step(step: Step, ns: dict, run: Optional[int], index: int) -> None:
-    """Step `index` of a program on numpy; in a nudged run, its float result moved by its error."""
+    """Step `index` of a program on numpy; in a nudged run, its float result moved by its error,
+    and its disputed elements (see `disputed`) given changing special values: what they reach
+    then changes discretely from run to run, and is not compared."""
     before = dict(ns)
+    if run is not None and step.kind == "write":   # (the values it read, before it writes them)
+        target = ns[step.target]
+        before = {k: v.copy() if isinstance(v, np.ndarray) and np.may_share_memory(v, target) else v
+                  for k, v in ns.items()}
     apply_numpy(step, ns)
     result = ns[step.target]
-    if run is not None and step.error != "exact" and result.dtype.kind == "f":
+    if run is None:
+        return
+    moved = result
+    if step.error != "exact" and result.dtype.kind in "fc":
         bound = error_bound(step, before, result)
         if bound is not None:
-            ns[step.target] = nudge(result, bound, run, index)
+            moved = nudge(result, bound, run, index)
+    mask = disputed(step, before, result)
+    if mask is not None and mask.any():
+        moved = np.array(moved, copy=True)
+        moved[mask] = DISPUTED_VALUES[run % len(DISPUTED_VALUES)]
+    flips = sign_unspecified(step, before, result)
+    if run % 2 and flips is not None and flips.any():
+        moved = np.array(moved, copy=True)
+        for part in (moved.real, moved.imag):   # (views of `moved`)
+            signed = flips & ((part == 0) | np.isinf(part))
+            part[signed] = -part[signed]
+    if moved is not result and step.kind == "write":   # in place: the views of the target see it
+        result[...] = moved                              # (x.T /= 3 changes x)
+    elif moved is not result:
+        ns[step.target] = moved
+
+
+DISPUTED_VALUES = [complex(math.nan, math.nan), complex(math.inf, -math.inf), 0j]
+
+
+def sign_unspecified(step: Step, before: dict, result: np.ndarray) -> Optional[np.ndarray]:
+    """The elements of a complex function's result whose infinite or zero parts may have either
+    sign: the standard leaves it unspecified in many of its special cases (sinh(inf + inf j) is
+    +-inf + nan j, exp(-inf + nan j) +-0 +- 0j, acos(inf + nan j) nan +- inf j, expm1(+-0 + 0j)
+    0 + 0j, ...), all of them with an infinite or nan part in the argument, or a zero one; there
+    the odd nudged runs flip those signs, so that they, and what they reach, are not compared
+    (numpy's sinh(-inf + inf j) is inf + nan j, lazytensor's -inf + nan j). And a real plus a
+    complex value: the standard's table adds the parts it has (a + (c + dj) = (a + c) + dj, so
+    -1 + (-1 - 0j) is -2 - 0j, lazytensor's where it folds constants), numpy first makes the
+    real value complex (-1 + 0j) + (-1 - 0j) = -2 + 0j: a zero part's sign. None: no such elements."""
+    if result.dtype.kind != "c":
+        return None
+    op = step.op[1:] if step.kind == "write" and step.op != "setitem" else step.op
+    if op in ("add", "sub"):
+        operands = [np.asarray(operand_value(step.params[k], before)) for k in "ab"]
+        if all(is_real(v) for v in operands) or not any(is_real(v) for v in operands):
+            return None
+        return (result.real == 0) | (result.imag == 0)
+    if op not in UNARY or UNARY[op][3] == "exact" or op == "reciprocal":
+        return None
+    z = np.asarray(before[step.args[0]])
+    with np.errstate(all="ignore"):
+        return np.broadcast_to(~np.isfinite(z) | (z == 0), result.shape)
+
+
+def disputed(step: Step, before: dict, result: np.ndarray) -> Optional[np.ndarray]:
+    """The elements of a complex result where numpy's special values differ from the Array API's
+    (C99 Annex G's, which lazytensor follows), or where the standard leaves them to the
+    implementation and numpy's way is not lazytensor's: not compared (None: no such elements).
+    - expm1: numpy's is expm1(x) cos y - 2 sin(y/2)^2 + i exp(x) sin y, no special cases: its
+      expm1(inf + 0j) is inf + nan j, expm1(-inf + inf j) nan + nan j, where the standard's are
+      inf + 0j and -1 + 0j; so where a part of x is infinite or nan, or numpy's result is not
+      finite (expm1(1e39 + 0j) in complex64: numpy's inf + nan j, the standard's inf + 0j).
+    - sign: the standard's is x / |x|, with complex division's special cases, which it leaves
+      to the implementation where a part is infinite or nan (numpy: sign(inf + 1j) = 1 + 0j;
+      lazytensor: nan + nan j); and where |x| overflows both are wrong (sign(max + max j): numpy
+      1j, lazytensor 0).
+    - x ** y: the standard's complex power is exp(y log x); numpy multiplies out integer powers
+      (its (1 + 1e308j) ** 3 is inf + nan j, exp(3 log x) -inf - inf j) and its 0 ** y is nan
+      unless y is real and positive (exp(y log 0) is 0 where Re y > 0). So where a part of x or
+      y is infinite or nan, x is 0, or numpy's result is not finite.
+    - mean: the standard's divides each part of the sum by the count (complex / real); numpy's
+      divides by count + 0j, a complex division, which takes a nan or an infinity of one part
+      into the other (mean of [nan + 1j]: numpy's nan + nan j, the standard's nan + 1j). So where
+      numpy's mean is not finite.
+    - x / y, 1 / x: numpy's division multiplies by 1 / (c + d (d / c)), which overflows for a tiny
+      divisor (1 / (5e-324 + 0j): numpy's inf + nan j; Smith's, lazytensor's, inf + 0j; the
+      standard: implementation dependent). So where numpy's quotient is not finite."""
+    if result.dtype.kind != "c":
+        return None
+    op = step.op[1:] if step.kind == "write" and step.op != "setitem" else step.op
+    if op not in ("expm1", "sign_complex", "pow", "mean", "truediv", "reciprocal"):
+        return None
+    operands = ([np.asarray(operand_value(step.params[k], before)) for k in "ab"] if op == "pow"
+                else [np.asarray(before[step.args[0]])] if op in ("expm1", "sign_complex") else [])
+    with np.errstate(all="ignore"):
+        mask = ~np.isfinite(result)
+        for value in operands:
+            mask = mask | ~np.isfinite(value)
+        if op == "sign_complex":
+            mask = mask | np.isinf(np.abs(operands[0]))
+        if op == "pow":
+            mask = mask | (operands[0] == 0)
+    return np.broadcast_to(mask, result.shape)
 
 
 # ---- running a program on lazytensor, comparing ------------------------------------------------
@@ -1294,25 +1751,14 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, runs: list) -> Optiona
         return None if got.dtype == want.dtype else f"{name}: lazytensor gives {got.dtype}, numpy {want.dtype}"
     if got.shape != want.shape or got.dtype != want.dtype:  # change (unique, a computed mask)
         return f"{name}: lazytensor gives {got.dtype}{list(got.shape)}, numpy {want.dtype}{list(want.shape)}"
-    unstable = np.zeros(want.shape, dtype=bool)
-    if want.dtype.kind == "f":
-        w = want.astype(np.float64)
-        g = got.astype(np.float64)
-        spread = np.zeros(want.shape)
-        for r in runs:
-            r = r.astype(np.float64)
-            unstable |= (np.isnan(r) != np.isnan(w)) | (np.isinf(r) != np.isinf(w)) | (np.isinf(w) & (r != w))
-            with np.errstate(invalid="ignore"):
-                spread = np.fmax(spread, np.abs(r - w))
-        with np.errstate(invalid="ignore"):
-            # ill-conditioned: the nudges move it by 10% or more (past the subnormals, where they
-            # only give a zero its sign)
-            unstable |= (spread > 0.1 * np.abs(w)) & (spread > np.finfo(want.dtype).tiny)
-        slack = np.spacing(np.abs(want)).astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            close = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= 2 * spread + slack)
-        bad = ~close & ~unstable
+    if want.dtype.kind in "fc":   # a complex value: each part as a float (a nan part too)
+        bad, tolerance = np.zeros(want.shape, dtype=bool), np.zeros(want.shape)
+        for part in ((np.real, np.imag) if want.dtype.kind == "c" else (np.asarray,)):
+            part_bad, part_tolerance = _float_mismatches(part(got), part(want), [part(r) for r in runs])
+            tolerance = np.where(part_bad & ~bad, part_tolerance, tolerance)
+            bad |= part_bad
     else:
+        unstable = np.zeros(want.shape, dtype=bool)
         for r in runs:
             unstable |= r != want
         bad = (got != want) & ~unstable
@@ -1321,7 +1767,28 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, runs: list) -> Optiona
     where = tuple(int(i) for i in np.argwhere(bad)[0])
     return (f"{name}: {int(bad.sum())} of {want.size} elements differ (dtype {want.dtype}); first at "
             f"{list(where)}: lazytensor {got[where]!r}, numpy {want[where]!r}"
-            + (f", tolerance {2 * spread[where] + slack[where]:.3g}" if want.dtype.kind == "f" else ""))
+            + (f", tolerance {tolerance[where]:.3g}" if want.dtype.kind in "fc" else ""))
+
+
+def _float_mismatches(got: np.ndarray, want: np.ndarray, runs: list) -> tuple:
+    """(the elements of float `got` that differ from `want`, their tolerance), by the nudged runs."""
+    w = want.astype(np.float64)
+    g = got.astype(np.float64)
+    unstable = np.zeros(want.shape, dtype=bool)
+    spread = np.zeros(want.shape)
+    for r in runs:
+        r = r.astype(np.float64)
+        unstable |= (np.isnan(r) != np.isnan(w)) | (np.isinf(r) != np.isinf(w)) | (np.isinf(w) & (r != w))
+        with np.errstate(invalid="ignore"):
+            spread = np.fmax(spread, np.abs(r - w))
+    with np.errstate(invalid="ignore"):
+        # ill-conditioned: the nudges move it by 10% or more (past the subnormals, where they
+        # only give a zero its sign)
+        unstable |= (spread > 0.1 * np.abs(w)) & (spread > np.finfo(want.dtype).tiny)
+    with np.errstate(invalid="ignore", over="ignore"):
+        tolerance = 2 * spread + np.spacing(np.abs(want)).astype(np.float64)
+        close = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= tolerance)
+    return ~close & ~unstable, tolerance
 
 
 @dataclass

@@ -13,11 +13,14 @@ import numpy as np
 import pytest
 
 import fuzz
+import lazytensor as lt
 from conftest import DEVICES
 
 # The short run: programs per device, cut into chunks that pytest-xdist spreads over its workers.
-# A cpu program takes ~20 ms; an OpenCL one ~0.6 s (PoCL builds each new kernel in ~0.2 s).
-SHORT_RUN = {"cpu": (1500, 6), "accelerator": (48, 4)}
+# A cpu program takes ~20 ms, ~35 ms with complex values (a third of them: larger kernels); an
+# OpenCL one ~0.6 s (PoCL builds each new kernel in ~0.2 s). (1500 and 48 programs before the
+# complex dtypes came in: fewer now, for the same time.)
+SHORT_RUN = {"cpu": (1260, 6), "accelerator": (44, 4)}
 
 
 def short_run_cases():
@@ -106,6 +109,84 @@ def test_discrete_results_of_nudged_values_are_not_compared():
     assert fuzz.compare("v1", moved, want, runs) is None       # x*3 is 1 +- an ulp: floor is 0 or 1
     moved[1] = 1.0
     assert fuzz.compare("v1", moved, want, runs) is not None   # floor(0.75) is 0, whatever the nudge
+
+
+def test_complex_values_are_compared_part_by_part():
+    """Both parts of a complex output are compared as floats; where the parts mix (a function), both
+    may be off by the error of the modulus, and a part far smaller than it is not compared."""
+    rng = np.random.default_rng(2)
+    z = (rng.standard_normal(12) + 1j * rng.standard_normal(12)).astype(np.complex64)
+    z[0] = 3 + 1e-8j   # sin(z[0]): its imaginary part, ~1e-8, lies below the modulus's rounding
+    program = hand_made([("v0", "lt.sin(x0) * 3", "np.sin(x0) * 3", ("x0",), "transcendental")], {"x0": z}, ["v0"])
+    (got,), (want,), (runs,) = checked(program)
+    assert fuzz.compare("v0", got, want, runs) is None
+    for i, part in [(3, 1), (4, 1j)]:   # some 800 ulps off in one part
+        off = want.copy()
+        off[i] += part * np.float32(1e-4) * abs(want[i])
+        assert "1 of 12 elements differ" in fuzz.compare("v0", off, want, runs)
+    nan = want.copy()
+    nan[5] = complex(want[5].real, np.nan)
+    assert "1 of 12 elements differ" in fuzz.compare("v0", nan, want, runs)
+    small = want.copy()
+    small[0] = complex(want[0].real, -want[0].imag)   # the sign of the small part: not compared
+    assert fuzz.compare("v0", small, want, runs) is None
+
+
+def test_special_values_numpy_and_the_standard_disagree_on_are_not_compared():
+    """numpy's expm1(inf + 0j) is inf + nan j, the Array API's (and lazytensor's) inf + 0j: that
+    element, and what it reaches, is not compared; the others are."""
+    z = np.array([complex(np.inf, 0.0), 0.5 + 0.25j, -1 + 2j], dtype=np.complex128)
+    program = hand_made([("v0", "lt.expm1(x0)", "np.expm1(x0)", ("x0",), "transcendental"),
+                         ("v1", "v0.sum()", "np.sum(v0)", ("v0",), "sum"),
+                         ("v2", "v0[1:] * 2", "v0[1:] * 2", ("v0",), "round")], {"x0": z}, ["v0", "v1", "v2"])
+    program.steps[0].op = "expm1"
+    program.steps[1].params = {"axis": None, "keepdims": False, "n": 3}
+    (v0, v1, v2), (want_v0, want_v1, want_v2), (runs_v0, runs_v1, runs_v2) = checked(program)
+    assert np.isnan(want_v0[0].imag) and v0[0] == complex(np.inf, 0.0)
+    assert fuzz.compare("v0", v0, want_v0, runs_v0) is None
+    assert fuzz.compare("v1", v1 * 0 + 12345, want_v1, runs_v1) is None   # it reaches the sum
+    assert fuzz.compare("v2", v2, want_v2, runs_v2) is None
+    off = v0.copy()
+    off[2] *= 1 + 1e-6
+    assert "1 of 3 elements differ" in fuzz.compare("v0", off, want_v0, runs_v0)
+    assert "1 of 2 elements differ" in fuzz.compare("v2", v2 * [1, 1 + 1e-6], want_v2, runs_v2)
+
+
+def test_a_write_through_a_view_nudges_the_array_it_views():
+    """v = x.T; v /= y changes x: the nudged runs move x too (a complex quotient's last bits are
+    the division's way: lazytensor's z / z is 1 - 3.5e-10j in complex64, numpy's 1 + 0j)."""
+    rng = np.random.default_rng(3)
+    x, y = ((rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(np.complex64) for _ in range(2))
+    program = fuzz.Program(seed=-1, device="cpu", inputs={"x0": x, "x1": y.T.copy()}, outputs=["x0"])
+    program.steps = [fuzz.Step("expr", "T", "v0", "x0.T", "x0.T", ("x0",)),
+                     fuzz.Step("write", "itruediv", "v0", "v0 /= x1", "v0 /= x1", ("v0", "x1"), {"a": "v0", "b": "x1"}, "round")]
+    (got,), (want,), (runs,) = checked(program)
+    assert all(r.shape == want.shape for r in runs) and any((r != want).any() for r in runs)
+    assert fuzz.compare("x0", got, want, runs) is None
+    assert "differ" in fuzz.compare("x0", got * np.complex64(1 + 1e-4), want, runs)
+
+
+def test_ops_kept_from_complex_operands_raise_type_error():
+    """What the generator keeps away from complex operands, lazytensor refuses (TypeError): where
+    it starts to define one, its name goes from fuzz.REAL_ONLY (or its kinds get "c")."""
+    z = lt.asarray(np.array([1 + 2j, -3 + 0.5j], dtype=np.complex64))
+    sources = {name: fuzz.BINARY[name][0].format("z", "z") for name in fuzz.REAL_ONLY if name in fuzz.BINARY}
+    sources.update({name: fuzz.REDUCTIONS[name][0].format("z") + "()" for name in fuzz.REAL_ONLY if name in fuzz.REDUCTIONS})
+    complex_ok = {lt_src for lt_src, _, kinds, _ in fuzz.UNARY.values() if "c" in kinds}   # (abs: abs_complex)
+    sources.update({name: lt_src.format("z") for name, (lt_src, _, kinds, _) in fuzz.UNARY.items()
+                    if "c" not in kinds and lt_src not in complex_ok})
+    sources.update({"clip": "lt.clip(z, 0, 1)", "sort": "lt.sort(z)", "argsort": "lt.argsort(z)",
+                    "searchsorted": "lt.searchsorted(lt.real(z), z)", "cast": "z.astype(lt.float32)",
+                    "setitem": "lt.zeros(2).__setitem__(0, z[0])"})
+    assert set(fuzz.REAL_ONLY) <= set(sources)
+    for name, source in sources.items():
+        try:
+            result = eval(source, {"lt": lt}, {"z": z})
+            if result is not None:
+                result.numpy()
+        except TypeError:
+            continue
+        pytest.fail(f"{name}: {source} of a complex tensor did not raise TypeError")
 
 
 def test_same_seed_same_program():
