@@ -76,7 +76,7 @@ def fold_constants(node: Node) -> Optional[Node]:
         return const(node.src[0].arg, node.dtype, node.shape)
     if node.op in (Op.REDUCE_MAX, Op.REDUCE_MIN) and node.src[0].size > 0:
         return const(node.src[0].arg, node.dtype, node.shape)
-    if node.op is Op.SUM and not node.dtype.is_float:  # exact for integers; floats would round
+    if node.op is Op.SUM and not node.dtype.is_inexact:  # exact for integers; floats (and complex) would round
         count = node.src[0].size // max(node.size, 1)
         return const(int(node.src[0].arg) * count, node.dtype, node.shape)
     return None

@@ -1133,39 +1133,6 @@ def _complex_log_overflows(c: Candidate) -> bool:
     return bool((np.isfinite(x) & np.isfinite(y) & (size > np.finfo(z.dtype).max)).any())
 
 
-def _sum_of_a_complex_constant(c: Candidate) -> bool:
-    """A complex sum, mean or dot product of values that lazytensor may fold to constants: made
-    by full or full_like, imag of a real value, an integer times 0, or from such values alone (a
-    realized one is memory)."""
-    if c.step.op not in ("sum", "mean", "matmul", "tensordot", "vecdot") \
-            or all(is_real(c.ns[a]) for a in c.step.args):
-        return False
-    constant: set = set()
-    for s in c.program.steps:
-        # (a write of constants over every element: x[()] = 1j of a 0-d x, x[-1, :] = 2 of a (1, 4) x)
-        whole = s.op == "setitem" and _writes_every_element(c.ns[s.target], s.params["index"])
-        zero_product = s.op in ("mul", "imul") and 0 in (s.params["a"], s.params["b"]) \
-            and c.ns[s.target].dtype.kind in "iub"
-        made = s.op in ("full", "full_like") or zero_product or (s.op == "imag" and is_real(c.ns[s.args[0]]))
-        from_constants = bool(s.args) and all(a in constant for a in s.args)
-        if s.kind == "peek":
-            constant.discard(s.target)
-        elif made or from_constants or (whole and all(a in constant for a in s.args[1:])):
-            constant.add(s.target)
-        elif s.kind in ("expr", "write"):
-            constant.discard(s.target)
-    return all(a in constant for a in c.step.args)
-
-
-def _writes_every_element(target: np.ndarray, index: tuple) -> bool:
-    covered = np.zeros(np.shape(target), dtype=bool)
-    try:
-        covered[index] = True
-    except (IndexError, ValueError, TypeError):
-        return False
-    return bool(covered.all())
-
-
 def _complex_tan_of_a_pending_result(c: Candidate) -> bool:
     """A complex tan or tanh whose operand a step rounded (through movement), not realized since:
     its kernels recompute that operand."""
@@ -1246,9 +1213,6 @@ KNOWN_DEFECTS = [  # (what, the generator's restriction). Remove a line when its
     ("complex log, log2, log10 near z = 1 lose the low digits of log|z| (log of a rounded hypot): "
      "log(1 + 0.0012j) in complex128 is off by ~300 ulps of the result, log(1 + 1e-8 + 1e-8j) by "
      "1.6e7 (real part 9.999999889e-09; numpy, mpmath: 9.999999939e-09)", _complex_log_near_one),
-    ("a complex sum, mean or dot product of constants raises TypeError (constant folding takes "
-     "complex for an integer type: lt.full((3,), 2 + 1j, dtype=lt.complex64).sum() -> int() of a "
-     "complex)", _sum_of_a_complex_constant),
     ("complex tan and tanh of a pending result lose ~16 ulps: the program's kernels each recompute "
      "the operand (contracted into fmas their own way), so Kahan's formula gets two values of it: "
      "tan(a * b) for a = -0.0951 - 0.000679j, b = 0.2317 + 113.8j (complex128) has imaginary part "

@@ -362,3 +362,12 @@ def test_pinv_and_matrix_rank_of_complex_matrices(rng):
     x = lt.asarray(a)
     assert_complex_close(lt.linalg.pinv(x).numpy(), np.linalg.pinv(a), 1e-10, 1e-10)
     np.testing.assert_array_equal(lt.linalg.matrix_rank(x).numpy(), np.linalg.matrix_rank(a))
+
+
+def test_sums_of_complex_constants_are_not_folded_as_integers(device):
+    # (constant folding summed any non-float constant exactly, as an integer: int() of a complex)
+    got = lt.full((2, 3), 2 + 1j, dtype=lt.complex64, device=device)
+    np.testing.assert_allclose(got.sum().numpy(), np.full((2, 3), 2 + 1j, np.complex64).sum())
+    np.testing.assert_allclose(got.mean(axis=1).numpy(), np.full(2, 2 + 1j, np.complex64))
+    dot = lt.full((3,), 1j, device=device) @ lt.full((3,), 1 + 1j, device=device)
+    np.testing.assert_allclose(dot.numpy(), np.full(3, 1j, np.complex64) @ np.full(3, 1 + 1j, np.complex64))
