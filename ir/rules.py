@@ -196,8 +196,9 @@ def _on_pairs(srcs: list[np.ndarray], arg: tuple, dtype: DType) -> np.ndarray:
 
 
 def _shrink(x: np.ndarray, slices) -> np.ndarray:
-    # Python's slice(5, -1, -1) would mean "to the last element"; our stop -1 means "past index 0".
-    return x[tuple(slice(start, stop if stop >= 0 else None, step) for start, stop, step in slices)]
+    # the positions range(start, stop, step) per axis, exactly (a Python slice reads a negative
+    # start or stop from the end: slice(-1, -1, -1) is empty here, the whole axis reversed there)
+    return x[np.ix_(*[np.arange(start, stop, step) for start, stop, step in slices])] if slices else x
 
 
 def _reduce(fn: Callable) -> Callable:
@@ -247,7 +248,7 @@ NUMPY_REFERENCE: dict[Op, Callable[[list[np.ndarray], Any, DType], np.ndarray]] 
     Op.PERMUTE: lambda srcs, order, dt: srcs[0].transpose(order),
     Op.EXPAND: lambda srcs, shape, dt: np.broadcast_to(srcs[0], shape),
     Op.SHRINK: lambda srcs, slices, dt: _shrink(srcs[0], slices),
-    Op.PAD: lambda srcs, pads, dt: np.pad(srcs[0], pads),
+    Op.PAD: lambda srcs, pads, dt: np.pad(srcs[0], pads) if pads else srcs[0],   # (np.pad refuses a 0-d array)
     Op.FLIP: lambda srcs, axes, dt: np.flip(srcs[0], axes),
     Op.GATHER: lambda srcs, axis, dt: _gather(srcs[0], srcs[1], axis),
     Op.SORT: lambda srcs, arg, dt: _sort(srcs[0], arg[0], arg[1], indices=False),

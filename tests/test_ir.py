@@ -161,3 +161,15 @@ def test_verifier_rejects_broken_nodes():
     with pytest.raises(IRError, match="condition"):
         verify([Node(Op.WHERE, float32, (3,), (a, a, a))])
     assert int32 is not float32
+
+
+def test_the_reference_of_movement_edge_cases():
+    # (the host computes single values with this table: a 0-d PAD and an empty reversed SHRINK
+    # once failed or read the whole axis)
+    from lazytensor.ir.rules import NUMPY_REFERENCE
+    assert NUMPY_REFERENCE[Op.PAD]([np.array(True)], (), None) == np.array(True)
+    assert NUMPY_REFERENCE[Op.SHRINK]([np.arange(3.0)], ((-1, -1, -1),), None).shape == (0,)
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(NUMPY_REFERENCE[Op.SHRINK]([a], ((2, -1, -1), (1, 4, 2)), None), a[::-1, 1::2])
+    x = lt.asarray([True, False])[:1]
+    assert lt.asarray(x[0]).numpy().tolist() is True and x.pad(((0, 0),)).numpy().tolist() == [True]
