@@ -12,6 +12,9 @@ import pytest
 
 # Before lazytensor is imported anywhere: tests never touch the user's real cache.
 os.environ.setdefault("LT_CACHE_DIR", tempfile.mkdtemp(prefix="lt-test-cache-"))
+# SciPy reads this once, at its import: its functions (and scikit-learn's array API dispatch,
+# which needs it) then accept any Array API namespace, lazytensor's included.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 import lazytensor as lt  # noqa: E402
 
