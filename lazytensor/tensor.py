@@ -204,7 +204,13 @@ class Tensor:
         values are computed and written there (`a += x` keeps `a` an ndarray, as numpy's). What
         has no lazytensor meaning (np.add.reduce, dtype=, where=, ...) numpy computes on the
         values, as for any array-like."""
-        return _array_ufunc(ufunc, method, inputs, kwargs)
+        return numpy_api.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
+        """numpy's functions on tensors -- np.concatenate([x, y]), np.where(c, x, 0), np.sum(x, 0),
+        np.linalg.inv(x), np.fft.rfft(x) -- are lazytensor's functions of the same meaning: lazy
+        tensors. What lazytensor lacks numpy computes on the values (lazytensor/numpy_api.py)."""
+        return numpy_api.array_function(func, types, args, kwargs)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         """np.asarray(x) gives a writable copy; with copy=False, the read-only view."""
@@ -1435,46 +1441,6 @@ def _floor_divide(a: Any, b: Any) -> Tensor:
     return floor_divide(a, b)
 
 
-# numpy's ufuncs that are lazytensor functions (by numpy's name; the same name where not given)
-_UFUNCS = {
-    **{name: name for name in (
-        "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "negative", "positive", "exp", "expm1",
-        "log", "log1p", "log2", "log10", "sqrt", "square", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor",
-        "ceil", "trunc", "sign", "isnan", "isinf", "isfinite", "signbit", "copysign", "hypot", "maximum",
-        "minimum", "logaddexp", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-        "reciprocal", "matmul", "nextafter")},
-    "true_divide": "divide", "power": "pow", "absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
-    "arctan2": "atan2", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "conjugate": "conj",
-    "rint": "round", "invert": "bitwise_invert", "left_shift": "bitwise_left_shift",
-    "right_shift": "bitwise_right_shift",
-}
-
-
-def _array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
-    """Tensor.__array_ufunc__ (see there)."""
-    out = kwargs.pop("out", None)
-    name = _UFUNCS.get(ufunc.__name__)
-    if method != "__call__" or name is None or kwargs or (out is not None and len(out) != 1):
-        arrays = [np.asarray(v) if isinstance(v, Tensor) else v for v in inputs]
-        if out is not None:
-            kwargs["out"] = tuple(np.asarray(v) if isinstance(v, Tensor) else v for v in out)
-            if any(isinstance(v, Tensor) for v in out):
-                raise TypeError(f"numpy's {ufunc.__name__}.{method} cannot write into a lazytensor tensor; assign "
-                                "its result instead")
-        return getattr(ufunc, method)(*arrays, **kwargs)
-    import lazytensor
-    result = getattr(lazytensor, name)(*inputs)
-    if out is None:
-        return result
-    (target,) = out
-    if isinstance(target, Tensor):
-        target[...] = result
-    else:
-        np.copyto(target, result.numpy(), casting="same_kind")
-    return target
-
-
 def _no_out(out: Any, name: str) -> None:
     """numpy's functions pass out=None on to the methods (np.sum(x) calls x.sum(..., out=None))."""
     if out is not None:
@@ -1491,4 +1457,4 @@ def _rebuild(cls: type, values: np.ndarray, device: str, requires_grad: bool) ->
     return tensor.requires_grad_() if requires_grad else tensor
 
 
-from . import movement  # noqa: E402  (last: movement builds on Tensor; methods look it up when called)
+from . import movement, numpy_api  # noqa: E402  (last: they build on Tensor; methods look them up when called)
