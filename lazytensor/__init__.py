@@ -31,6 +31,7 @@ from . import linalg  # noqa: E402  (the Array API's linalg extension namespace)
 from . import fft  # noqa: E402  (the Array API's fft extension namespace)
 from . import nn, optim  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from . import einops_backend  # noqa: E402,F401  (einops.rearrange(t, ...) where einops is installed)
 
 bool = bool_  # numpy 2 spells it np.bool
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
