@@ -23,6 +23,9 @@ class Buffer:
     base: Optional["Buffer"] = None  # the buffer that owns the memory, for a reshaped alias
     # set on the owner once the memory is handed to the user (a numpy view): then it is never reused
     exported: bool = False
+    # memory that one tensor alone holds, made for a DLPack export: shared with the consumer (whose
+    # writes the tensor sees), never with another tensor
+    private: bool = False
     # (pool, nbytes, memory): where the owner's memory goes when the owner dies (a pool's `track`)
     recycle: Optional[tuple] = None
 

@@ -178,21 +178,39 @@ class Tensor:
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Optional[bool] = None):
-        """DLPack export (zero-copy on the cpu): `np.from_dlpack(x)`, `torch.from_dlpack(x)`.
-        From another device only as a copy to the host, when asked for with
-        `dl_device=(1, 0)` (`np.from_dlpack(x, device="cpu")`)."""
-        buffer = self._buffer()
+        """DLPack export: `np.from_dlpack(x)`, `torch.from_dlpack(x)` (DLPack 1.x when the consumer
+        gives max_version, the legacy capsule otherwise).
+
+        On the cpu the consumer shares memory that this tensor alone holds: the first export
+        moves the values into such memory (one copy), later ones share it, and the consumer's
+        writes change this tensor and no other -- not a copy of it, not a tensor computed the same
+        way (lazytensor shares buffers between equal values). copy=True gives a copy of its own.
+        From another device only as a copy to the host, asked for with `dl_device=(1, 0)`
+        (`np.from_dlpack(x, device="cpu")`)."""
+        if self.requires_grad:
+            raise BufferError("DLPack export of a tensor that requires grad: export x.detach() (a consumer's "
+                              "writes would bypass autograd)")
         kwargs = {} if max_version is None else {"max_version": max_version}
-        if self.device != "cpu":
-            if dl_device is None or tuple(dl_device)[0] != 1 or copy is False:
+        host = dl_device is not None and tuple(dl_device) == (1, 0)
+        if self.device != "cpu" or copy:
+            if not (host or self.device == "cpu") or copy is False:
                 raise BufferError(f"DLPack export: this tensor is on {self.device}; copy it with .to('cpu') "
                                   "first (or ask for a host copy: np.from_dlpack(x, device='cpu'))")
-            array = runtime(self.device).device.to_numpy(buffer, writeable=True)
-            return array.__dlpack__(stream=stream, **kwargs)
-        array = runtime(self.device).device.to_numpy(buffer, writeable=True)
-        if copy is not None:
-            kwargs["copy"] = copy
+            return np.array(self.numpy()).__dlpack__(stream=stream, **kwargs)
+        if dl_device is not None and not host:
+            raise BufferError(f"DLPack export: this tensor is on the cpu, not on device {tuple(dl_device)}")
+        array = runtime(self.device).device.to_numpy(self._private_buffer(), writeable=True)
         return array.__dlpack__(stream=stream, **kwargs)
+
+    def _private_buffer(self):
+        """This tensor's values in memory no other tensor holds (see __dlpack__)."""
+        node = self.node
+        if node.op is Op.BUFFER and node.arg.private:
+            return node.arg
+        buffer = runtime(self.device).device.from_numpy(self.numpy())
+        buffer.private = True
+        self.node = Node(Op.BUFFER, buffer.dtype, buffer.shape, (), buffer)
+        return buffer
 
     def __dlpack_device__(self) -> tuple[int, int]:
         kind, _, index = self.device.partition(":")

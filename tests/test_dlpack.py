@@ -71,3 +71,68 @@ def test_torch_interchange():
     assert x.numpy()[0, 0] == 42
     back = torch.from_dlpack((x + 1).realize())
     assert torch.equal(back, t + 1)
+
+
+def _consumer_writes(x, value):
+    """What a consumer does with an export: take the memory and write into it."""
+    shared = np.from_dlpack(x)
+    assert shared.flags.writeable
+    shared[...] = value
+
+
+def test_an_export_changes_only_the_exported_tensor():
+    a = lt.asarray(np.arange(4.0))
+    b, c = a + 1, a + 1          # equal values: lazytensor may give them one buffer
+    lt.realize(b, c)
+    copied = b.copy()
+    view = b[1:]
+    _consumer_writes(b, -5.0)
+    assert b.tolist() == [-5.0] * 4                      # the exported tensor sees the consumer's write
+    assert c.tolist() == copied.tolist() == [1.0, 2.0, 3.0, 4.0] and view.tolist() == [2.0, 3.0, 4.0]
+    assert (a + 1).tolist() == [1.0, 2.0, 3.0, 4.0]      # and so does nothing computed from a
+    again = np.from_dlpack(b)                            # a second export shares the same memory
+    assert np.shares_memory(again, b.numpy())
+
+
+def test_an_exported_view_and_leaf_leave_their_bases_alone():
+    base = lt.asarray(np.arange(6.0).reshape(2, 3))
+    row = base[1]
+    _consumer_writes(row, 0.0)
+    assert row.tolist() == [0.0, 0.0, 0.0] and base.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    leaf = lt.asarray(np.ones(3))
+    twin = lt.asarray(leaf, copy=True)
+    _consumer_writes(leaf, 7.0)
+    assert leaf.tolist() == [7.0] * 3 and twin.tolist() == [1.0] * 3
+
+
+def test_dlpack_keywords():
+    x = (lt.arange(5) * 2).realize()
+    assert 'dltensor_versioned' in repr(x.__dlpack__(max_version=(1, 0)))
+    assert '"dltensor"' in repr(x.__dlpack__())
+    own = np.from_dlpack(x, copy=True)
+    own[0] = 99
+    assert x.tolist()[0] == 0 and not np.shares_memory(own, x.numpy())
+    with pytest.raises(BufferError, match="not on device"):
+        x.__dlpack__(dl_device=(2, 0))
+    with pytest.raises(BufferError, match="detach"):
+        np.from_dlpack(lt.ones(2).requires_grad_())
+    assert np.from_dlpack(lt.ones(2).requires_grad_().detach()).tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [lt.complex64, lt.complex128], ids=lambda d: d.name)
+@pytest.mark.parametrize("size", [1, 3, 17, 1000])
+def test_buffers_are_64_byte_aligned(dtype, size):
+    """jax takes a DLPack export without copying only from 64-byte aligned memory."""
+    x = lt.asarray(random_array(np.random.default_rng(size), (size,), dtype))
+    y = (x == x) if dtype.is_bool else x + x
+    assert np.from_dlpack(y).ctypes.data % 64 == 0
+    assert y.realize().node.arg.address % 64 == 0
+
+
+def test_torch_consumer_changes_only_the_exported_tensor():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    a = lt.asarray(np.arange(4, dtype=np.float32))
+    b, c = a + 1, a + 1
+    lt.realize(b, c)
+    torch.from_dlpack(b).add_(98)
+    assert b.tolist() == [99.0, 100.0, 101.0, 102.0] and c.tolist() == [1.0, 2.0, 3.0, 4.0]

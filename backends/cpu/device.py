@@ -34,6 +34,11 @@ _POOL_LOCK = threading.Lock()
 _ARGS = [ctypes.c_void_p * count for count in range(64)]   # a kernel's argument array, by count
 
 
+# Every buffer starts at a multiple of this many bytes: a cache line, an AVX-512 vector, and what
+# jax (XLA) needs to take a DLPack export without copying it.
+ALIGNMENT = 64
+
+
 class CPUDevice:
     name = "cpu"
     host_memory = True   # buffers are host memory: to_numpy is a view, not a copy
@@ -52,7 +57,9 @@ class CPUDevice:
         nbytes = max(1, math.prod(shape)) * dtype.itemsize
         memory = self._memory.take(nbytes)
         if memory is None:   # (the address kept with the memory: numpy's .ctypes.data costs ~1 us)
-            raw = np.empty(nbytes, dtype=np.uint8)
+            raw = np.empty(nbytes + ALIGNMENT - 1, dtype=np.uint8)
+            start = -raw.ctypes.data % ALIGNMENT
+            raw = raw[start:start + nbytes]
             memory = (raw, raw.ctypes.data)
         raw, address = memory
         return self._memory.track(Buffer(self.name, dtype, tuple(shape), raw.view(dtype.np), address), nbytes, memory)
