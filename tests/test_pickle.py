@@ -79,3 +79,35 @@ def test_a_process_pool_takes_and_returns_tensors():
         got = pool.submit(_double, x).result(timeout=300)
     assert isinstance(got, lt.Tensor)
     assert_close(got, np.arange(6.0).reshape(2, 3) * 2)
+
+
+def test_a_checkpoint_of_model_and_optimizer_resumes_the_same_training():
+    rng = np.random.default_rng(3)
+    x = lt.asarray(rng.standard_normal((8, 3)).astype(np.float32))
+    y = lt.asarray(rng.standard_normal((8, 2)).astype(np.float32))
+    model = lt.nn.Linear(3, 2)
+    optimizer = lt.optim.Adam(model.parameters(), lr=0.05)
+
+    def step(model, optimizer):
+        optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    step(model, optimizer)
+    resumed_model, resumed_optimizer = pickle.loads(pickle.dumps((model, optimizer)))   # (one pickle: shared params)
+    twin_model, twin_optimizer = copy.deepcopy((model, optimizer))
+    losses = [step(model, optimizer) for _ in range(3)]
+    assert [step(resumed_model, resumed_optimizer) for _ in range(3)] == losses
+    assert [step(twin_model, twin_optimizer) for _ in range(3)] == losses
+    assert_close(resumed_model.weight, twin_model.weight.numpy())
+
+
+def test_joblib_workers_take_and_return_tensors():
+    joblib = pytest.importorskip("joblib", reason="joblib is not installed")
+    tensors = [lt.arange(n, dtype=lt.float64) for n in (1, 4, 7)]
+    got = joblib.Parallel(n_jobs=2)(joblib.delayed(_double)(t) for t in tensors)
+    for mine, t in zip(got, tensors):
+        assert isinstance(mine, lt.Tensor)
+        assert_close(mine, t.numpy() * 2)
