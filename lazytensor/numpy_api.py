@@ -201,24 +201,17 @@ _BY_METHODS = {"sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin"
 _RULES: dict[str, Callable[[_Call], Any]] = {}
 
 
-def _same(numpy_name: str, lazytensor_name: str, positional: tuple = ("a",), keywords: tuple = (),
-          arrays: tuple = ()) -> None:
-    """numpy's `numpy_name` is lazytensor's `lazytensor_name` (a dotted path under `lt`): the
-    parameters `positional` pass positionally, `keywords` ("numpy" or "numpy:lazytensor" for a
-    renamed one) by keyword where given; any other must have its default. `arrays` name the
-    parameters that hold arrays (made tensors; the first positional one always is)."""
-    pairs = [k.partition(":")[::2] for k in keywords]
-    pairs = [(k, v or k) for k, v in pairs]
-    function = None
-
+def _same(name: str, positional: tuple = ("a",), keywords: tuple = (), arrays: tuple = ()) -> None:
+    """numpy's function `name` (a dotted path: "linalg.inv") is lazytensor's of the same path:
+    the parameters `positional` pass positionally, `keywords` by keyword where given; any other
+    must have its default. `arrays` name the parameters that hold arrays (made tensors; the
+    first positional one always is)."""
     def rule(call: _Call) -> Any:
-        nonlocal function
-        call.only(*positional, *(k for k, _ in pairs))
-        function = function or _lookup(lazytensor_name)
+        call.only(*positional, *keywords)
         values = [call.tensor(p) if i == 0 or p in arrays else call[p] for i, p in enumerate(positional)]
-        named = {mine: call[theirs] for theirs, mine in pairs if theirs in call.given and call[theirs] is not None}
-        return function(*values, **named)
-    _RULES[numpy_name] = rule
+        named = {k: call[k] for k in keywords if k in call.given and call[k] is not None}
+        return _lookup(name)(*values, **named)
+    _RULES[name] = rule
 
 
 def _lookup(path: str) -> Callable:
@@ -235,58 +228,54 @@ def _rule(numpy_name: str) -> Callable:
     return register
 
 
-_same("expand_dims", "expand_dims", ("a", "axis"))
-_same("moveaxis", "moveaxis", ("a", "source", "destination"))
-_same("squeeze", "squeeze", ("a",), ("axis",))
-_same("flip", "flip", ("m",), ("axis",))
-_same("roll", "roll", ("a", "shift"), ("axis",))
-_same("tile", "tile", ("A", "reps"))
-_same("broadcast_to", "broadcast_to", ("array", "shape"))
-_same("tril", "tril", ("m",), ("k",))
-_same("triu", "triu", ("m",), ("k",))
-_same("matrix_transpose", "matrix_transpose", ("x",))
-_same("permute_dims", "permute_dims", ("a", "axes"))
-_same("repeat", "repeat", ("a", "repeats"), ("axis",), arrays=())
-_same("searchsorted", "searchsorted", ("a", "v"), ("side", "sorter"), arrays=("v",))
-_same("isin", "isin", ("element", "test_elements"), ("invert",), arrays=("test_elements",))
-_same("count_nonzero", "count_nonzero", ("a",), ("axis", "keepdims"))
-_same("nonzero", "nonzero", ("a",))
-_same("tensordot", "tensordot", ("a", "b"), ("axes",), arrays=("b",))
-_same("astype", "astype", ("x", "dtype"), ("copy", "device"))
-_same("unique_values", "unique_values", ("x",))
-_same("unique_counts", "unique_counts", ("x",))
-_same("unique_inverse", "unique_inverse", ("x",))
-_same("unique_all", "unique_all", ("x",))
-_same("cumulative_sum", "cumulative_sum", ("x",), ("axis", "dtype", "include_initial"))
-_same("cumulative_prod", "cumulative_prod", ("x",), ("axis", "dtype", "include_initial"))
-_same("diff", "diff", ("a",), ("n", "axis", "prepend", "append"))
+_same("expand_dims", ("a", "axis"))
+_same("moveaxis", ("a", "source", "destination"))
+_same("squeeze", ("a",), ("axis",))
+_same("flip", ("m",), ("axis",))
+_same("roll", ("a", "shift"), ("axis",))
+_same("tile", ("A", "reps"))
+_same("broadcast_to", ("array", "shape"))
+_same("tril", ("m",), ("k",))
+_same("triu", ("m",), ("k",))
+_same("permute_dims", ("a", "axes"))
+_same("repeat", ("a", "repeats"), ("axis",))
+_same("searchsorted", ("a", "v"), ("side", "sorter"), arrays=("v",))
+_same("isin", ("element", "test_elements"), ("invert",), arrays=("test_elements",))
+_same("count_nonzero", ("a",), ("axis", "keepdims"))
+_same("nonzero", ("a",))
+_same("tensordot", ("a", "b"), ("axes",), arrays=("b",))
+_same("astype", ("x", "dtype"), ("copy", "device"))
+for _name in ("unique_values", "unique_counts", "unique_inverse", "unique_all", "matrix_transpose"):
+    _same(_name, ("x",))
+for _name in ("cumulative_sum", "cumulative_prod"):
+    _same(_name, ("x",), ("axis", "dtype", "include_initial"))
+_same("diff", ("a",), ("n", "axis", "prepend", "append"))
 for _name in ("zeros_like", "ones_like", "empty_like"):
-    _same(_name, _name, ("a",), ("dtype", "device"))
-_same("full_like", "full_like", ("a", "fill_value"), ("dtype", "device"))
-for _name in ("inv", "det", "slogdet", "eigvalsh", "svdvals", "eig", "eigvals", "matrix_transpose", "outer",
-              "matmul"):
-    _same(f"linalg.{_name}", f"linalg.{_name}", ("a", "b") if _name in ("outer", "matmul") else ("a",),
-          arrays=("b",))
-for _name in ("outer", "matmul", "cross", "vecdot", "tensordot"):   # (numpy.linalg's Array API functions)
-    _same(f"linalg.{_name}", f"linalg.{_name}", ("x1", "x2"), {"cross": ("axis",), "vecdot": ("axis",),
-                                                               "tensordot": ("axes",)}.get(_name, ()), arrays=("x2",))
+    _same(_name, ("a",), ("dtype", "device"))
+_same("full_like", ("a", "fill_value"), ("dtype", "device"))
+# numpy.linalg: the Array API's functions by its names, and numpy's own where they mean the same
+# (not eig/eigvals: numpy's give real results for real eigenvalues, the Array API's complex ones)
+for _name in ("inv", "det", "slogdet", "eigvalsh", "eigh"):   # (eigh: UPLO="L", numpy's default, is what it reads)
+    _same(f"linalg.{_name}", ("a",))
 for _name in ("matrix_transpose", "svdvals"):
-    _same(f"linalg.{_name}", f"linalg.{_name}", ("x",))
-_same("linalg.trace", "linalg.trace", ("x",), ("offset", "dtype"))
-_same("linalg.diagonal", "linalg.diagonal", ("x",), ("offset",))
-_same("linalg.matrix_norm", "linalg.matrix_norm", ("x",), ("keepdims", "ord"))
-_same("linalg.vector_norm", "linalg.vector_norm", ("x",), ("axis", "keepdims", "ord"))
-_same("linalg.matrix_power", "linalg.matrix_power", ("a", "n"))
-_same("linalg.solve", "linalg.solve", ("a", "b"), arrays=("b",))
-_same("linalg.cholesky", "linalg.cholesky", ("a",), ("upper",))
-_same("linalg.eigh", "linalg.eigh", ("a",))   # (UPLO="L", numpy's default, is what LAPACK reads here too)
-_same("linalg.qr", "linalg.qr", ("a",), ("mode",))
+    _same(f"linalg.{_name}", ("x",))
+for _name, keywords in (("outer", ()), ("matmul", ()), ("cross", ("axis",)), ("vecdot", ("axis",)),
+                        ("tensordot", ("axes",))):
+    _same(f"linalg.{_name}", ("x1", "x2"), keywords, arrays=("x2",))
+_same("linalg.trace", ("x",), ("offset", "dtype"))
+_same("linalg.diagonal", ("x",), ("offset",))
+_same("linalg.matrix_norm", ("x",), ("keepdims", "ord"))
+_same("linalg.vector_norm", ("x",), ("axis", "keepdims", "ord"))
+_same("linalg.matrix_power", ("a", "n"))
+_same("linalg.solve", ("a", "b"), arrays=("b",))
+_same("linalg.cholesky", ("a",), ("upper",))
+_same("linalg.qr", ("a",), ("mode",))
 for _name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
-    _same(f"fft.{_name}", f"fft.{_name}", ("a",), ("n", "axis", "norm"))
+    _same(f"fft.{_name}", ("a",), ("n", "axis", "norm"))
 for _name in ("fftn", "ifftn", "rfftn", "irfftn"):
-    _same(f"fft.{_name}", f"fft.{_name}", ("a",), ("s", "axes", "norm"))
+    _same(f"fft.{_name}", ("a",), ("s", "axes", "norm"))
 for _name in ("fftshift", "ifftshift"):
-    _same(f"fft.{_name}", f"fft.{_name}", ("x",), ("axes",))
+    _same(f"fft.{_name}", ("x",), ("axes",))
 
 
 @_rule("concatenate")

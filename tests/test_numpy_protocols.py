@@ -173,6 +173,9 @@ FUNCTIONS = [
     ("linalg.cholesky", lambda a: np.linalg.cholesky(a), [_SPD]),
     ("linalg.cholesky-upper", lambda a: np.linalg.cholesky(a, upper=True), [_SPD]),
     ("linalg.eigvalsh", lambda a: np.linalg.eigvalsh(a), [_SPD]),
+    ("linalg.eigh", lambda a: np.linalg.eigh(a), [_SPD]),
+    ("linalg.qr", lambda a: np.linalg.qr(a, mode="complete"), [_data((4, 3))]),
+    ("linalg.svd", lambda a: np.linalg.svd(a, full_matrices=False), [_data((4, 3))]),
     ("linalg.svdvals", lambda a: np.linalg.svd(a, compute_uv=False), [_data((4, 3))]),
     ("linalg.matrix_power", lambda a: np.linalg.matrix_power(a, 3), [_SQUARE]),
     ("linalg.norm", lambda a: np.linalg.norm(a), [_data((3, 4))]),
@@ -239,9 +242,9 @@ def test_shape_queries_do_not_compute():
     lambda a: np.round(a, 2), lambda a: np.take(a, [[0, 1]], axis=0), lambda a: np.dot(np.stack([a, a]), a.T),
     lambda a: np.concatenate([a, a], casting="unsafe", dtype=np.int32), lambda a: np.allclose(a, a),
     lambda a: np.unique(a, return_counts=True), lambda a: np.linalg.pinv(a), lambda a: np.real(a),
-    lambda a: np.atleast_3d(a),
+    lambda a: np.atleast_3d(a), lambda a: np.linalg.eig(a + a.T),
 ], ids=["median", "percentile", "einsum", "round-decimals", "take-2d", "dot-stacks", "concatenate-casting",
-        "allclose", "unique-counts", "pinv", "real", "atleast_3d"])
+        "allclose", "unique-counts", "pinv", "real", "atleast_3d", "eig-real"])
 def test_what_lazytensor_lacks_numpy_computes(call):
     a = _data((3, 3))
     want = call(a)
