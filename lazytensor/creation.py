@@ -330,7 +330,13 @@ def from_dlpack(x: Any, device: Any = None, copy: Optional[bool] = None) -> Tens
     [0, 1, 2]
     """
     device = canonical_device(device)
-    array = np.from_dlpack(x)
+    try:
+        array = np.from_dlpack(x)
+    except RuntimeError as error:   # (numpy's words for a dtype it lacks, such as bfloat16)
+        if "dtype" not in str(error).lower():
+            raise
+        raise TypeError(f"from_dlpack: {error}: lazytensor has bool, (u)int8-64, float16/32/64 and complex64/128, "
+                        "no bfloat16 yet; convert the tensor first (torch: t.float())") from error
     to_dtype(array.dtype)  # a clear TypeError for dtypes lazytensor lacks
     if copy or device != "cpu" or not array.flags.c_contiguous or array.size == 0:  # (kernels may read element 0)
         if copy is False and array.size:

@@ -136,3 +136,9 @@ def test_torch_consumer_changes_only_the_exported_tensor():
     lt.realize(b, c)
     torch.from_dlpack(b).add_(98)
     assert b.tolist() == [99.0, 100.0, 101.0, 102.0] and c.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_a_dtype_lazytensor_lacks_is_refused_clearly():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    with pytest.raises(TypeError, match="no bfloat16 yet"):
+        lt.from_dlpack(torch.ones(2, dtype=torch.bfloat16))
