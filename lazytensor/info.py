@@ -128,9 +128,13 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
             operands.append(_dtype_of(operand.dtype, "result_type", "operand"))
         else:
             operands.append(_dtype_of(operand, "result_type", "operand"))
+    if not operands:
+        raise ValueError("result_type needs at least one Tensor, dtype or scalar")
     if not any(isinstance(operand, DType) for operand in operands):
-        raise ValueError("result_type needs at least one Tensor or dtype (Python scalars alone have no dtype); "
-                         f"got {arrays_and_dtypes!r}")
+        # Python scalars alone (the standard leaves this open): the default dtype of the highest
+        # kind among them, as numpy and PyTorch give theirs (SciPy asks result_type(0, 1.0))
+        kind = max(_WEAK_SCALARS.index(type(operand)) for operand in operands)
+        return (DTYPES["bool"], default_int, default_float, default_complex)[kind]
     return _promote(*operands)
 
 

@@ -93,6 +93,28 @@ class Tensor:
             raise ValueError(f"mT needs at least 2 dimensions; this tensor has shape {self.shape}")
         return self.permute(tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
 
+    # numpy's and PyTorch's attributes (not the Array API's, which has only lt.real / lt.imag):
+    # library code written for them (SciPy's signal.minimum_phase) reads `x.real`.
+    @property
+    def real(self) -> "Tensor":
+        """The real part, as lt.real(x): the values themselves for a real dtype (a new tensor).
+
+        >>> lt.asarray([1 + 2j]).real.tolist()
+        [1.0]
+        """
+        from .functions import real
+        return real(self)
+
+    @property
+    def imag(self) -> "Tensor":
+        """The imaginary part, as lt.imag(x): zeros for a real dtype.
+
+        >>> lt.asarray([1 + 2j]).imag.tolist()
+        [2.0]
+        """
+        from .functions import imag
+        return imag(self)
+
     def to_device(self, device: Any, stream: Any = None) -> "Tensor":
         """This tensor on `device`: itself when it is there already, else a copy (computed
         first on its own device; each copy counts in `lt.stats()["transfers"]`).

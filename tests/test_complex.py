@@ -198,6 +198,21 @@ def test_abs_real_imag_and_tests(device, rng):
     np.testing.assert_array_equal((x == lt.conj(y)).numpy(), a == np.conj(a))
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.float32, np.int16], ids=lambda d: d.__name__)
+def test_real_and_imag_attributes_are_numpys(device, rng, dtype):
+    # numpy's and PyTorch's x.real / x.imag (library code written for them reads the attributes)
+    if dtype is np.complex128 and not has_fp64(device):
+        pytest.skip("no float64")
+    if np.dtype(dtype).kind == "c":
+        a = random_complex(rng, (3, 4), dtype)
+    else:
+        a = (10 * rng.standard_normal((3, 4))).astype(dtype)
+    x = lt.asarray(a, device=device)
+    for got, want in ((x.real, a.real), (x.imag, a.imag), ((x * 2).real[1:, ::2], (a * 2).real[1:, ::2])):
+        assert isinstance(got, lt.Tensor) and got.dtype == lt.asarray(want).dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
 # ---- reductions, matmul, scans ------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.__name__)
