@@ -20,6 +20,7 @@ from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
+from . import views
 from .tensor import Tensor, as_tensor, broadcast_node, broadcast_shapes, normalize_axes, where
 
 
@@ -337,7 +338,9 @@ def assign(x: Tensor, index: Any, value: Any) -> None:
     if target.size == 0:
         return
     written, source = _scatter_map(target, x.size)
-    x._set_node(where(written.reshape(x.shape), take(value.reshape(-1), source.reshape(x.shape), axis=None), x).node)
+    update = take(value.reshape(-1), source.reshape(x.shape), axis=None)
+    with views.WRITING:   # (x's value read and replaced at once: see views.WRITING)
+        x._set_node(where(written.reshape(x.shape), update, x).node)
 
 
 def index_add(x: Any, index: Any, values: Any, axis: int = 0) -> Tensor:

@@ -218,7 +218,9 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         slices, final_shape = basic_index(x, items)
         piece = written_value(x, value, tuple(final_shape), element=is_element(items, x.ndim))
         if piece.size:
-            x._set_node(views.put_back(x.node, basic_moves(x, slices, final_shape), piece.node))
+            moves = basic_moves(x, slices, final_shape)
+            with views.WRITING:   # (x's value read and replaced at once: see views.WRITING)
+                x._set_node(views.put_back(x.node, moves, piece.node))
         return
     from .indexing import assign
     assign(x, index, value)

@@ -13,6 +13,10 @@ from: a view of a view has the same base, as in PyTorch). Values stay functional
   reshape, a permute or flip back; a stepped slice is a pad of a reshape), and the base then
   updates its other views as above.
 
+A write reads the value it changes (a tensor's node, its base's) and sets the new one: under
+`WRITING`, so writes from several threads into parts of one tensor (numpy allows it: joblib's
+threads filling the slices of one result) all land, none built on a value another replaced.
+
 A broadcast (`broadcast_to`, `expand`) is a read-only view, as numpy's: writing into it raises.
 A reshape that numpy would have to copy (a transpose flattened) is a new tensor, as in numpy.
 As numpy's scalars, one element picked by integers (`x[1, 2]`) and anything taken from a 0-d
@@ -20,6 +24,7 @@ tensor (what a full reduction returns) are values of their own, not views.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -35,6 +40,10 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 Move = tuple[Op, Any]   # a movement op and its argument
+
+# Held from reading a tensor's value to setting the new value of an in-place write (re-entrant:
+# a write takes it again in `write`). One lock for all tensors: a write only builds graph nodes.
+WRITING = threading.RLock()
 
 
 class ViewOf:
@@ -69,18 +78,22 @@ def apply(node: Node, moves: tuple[Move, ...]) -> Node:
 def view(x: "Tensor", moves: tuple[Move, ...], readonly: bool = False) -> "Tensor":
     """A view of `x` through `moves` (of x's base where x is a view itself)."""
     from .tensor import Tensor
-    result = Tensor(apply(x.node, moves), x.device)
+    seen = x.node
+    result = Tensor(apply(seen, moves), x.device)
     if not x.ndim:   # a 0-d tensor is numpy's scalar (what its reductions return): a value, no views
         return result
-    alias = x._alias
-    if isinstance(alias, ViewOf):
-        base, moves, readonly = alias.base, alias.moves + moves, alias.readonly or readonly
-    else:
-        base = x
-        if alias is None:
-            alias = x._alias = Views()
-    base._alias.add(result)
-    result._alias = ViewOf(base, moves, readonly)
+    with WRITING:   # (a write in another thread sees this view whole, with its moves, or not at all)
+        alias = x._alias
+        if isinstance(alias, ViewOf):
+            base, moves, readonly = alias.base, alias.moves + moves, alias.readonly or readonly
+        else:
+            base = x
+            if alias is None:
+                alias = x._alias = Views()
+        result._alias = ViewOf(base, moves, readonly)
+        base._alias.add(result)
+        if x.node is not seen:   # written meanwhile, before this view was there to be told
+            result.node, result.requires_grad = result._adopt(apply(base.node, moves))
     return result
 
 
@@ -99,6 +112,11 @@ def base_of(x: "Tensor") -> "Tensor":
 def write(x: "Tensor", node: Node) -> None:
     """x now holds `node` (an in-place write): through its base where x is a view, and seen by
     every view of that base."""
+    with WRITING:
+        _write(x, node)
+
+
+def _write(x: "Tensor", node: Node) -> None:
     alias = x._alias
     if isinstance(alias, ViewOf):
         if alias.readonly:

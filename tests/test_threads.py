@@ -204,6 +204,47 @@ def test_one_writer_and_two_readers_of_one_tensor(device):
     assert (x.numpy() == 300).all(), np.unique(x.numpy())
 
 
+def _into_slice(x: lt.Tensor, rows: list, value: lt.Tensor) -> None:
+    x[rows[0]:rows[-1] + 1] = value
+
+
+def _into_array_index(x: lt.Tensor, rows: list, value: lt.Tensor) -> None:
+    x[lt.asarray(rows)] = value
+
+
+def _added_into_slice(x: lt.Tensor, rows: list, value: lt.Tensor) -> None:
+    x[rows[0]:rows[-1] + 1] += value   # (a view's in-place add, then a write of it back)
+
+
+WRITES_INTO_PARTS = {"slice": _into_slice, "array index": _into_array_index, "+= into a slice": _added_into_slice}
+
+
+@pytest.mark.parametrize("write", WRITES_INTO_PARTS)
+@pytest.mark.parametrize("transposed", [False, True], ids=["base", "transposed view"])
+def test_threads_writing_parts_of_one_tensor_all_land(write, transposed):
+    """Threads that write disjoint parts of one tensor at once (scikit-learn's n_jobs threads
+    fill the column blocks of a transposed `empty` result) all land: each write once read the
+    tensor's value, and a write built on a value another thread replaced meanwhile lost that
+    thread's rows."""
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # (switch threads often: between a write's read and its write)
+    try:
+        for round_ in range(30):
+            data = np.random.default_rng(round_).standard_normal((8, 6))
+            x = lt.zeros((6, 8), dtype=lt.float64).T if transposed else lt.zeros((8, 6), dtype=lt.float64)
+            start = threading.Barrier(4)
+
+            def job(k: int) -> None:
+                start.wait()
+                rows = [2 * k, 2 * k + 1]
+                WRITES_INTO_PARTS[write](x, rows, lt.asarray(data[rows]))
+
+            _run_together(*[functools.partial(job, k) for k in range(4)])
+            np.testing.assert_array_equal(x.numpy(), data, err_msg=f"round {round_}")
+    finally:
+        sys.setswitchinterval(switch)
+
+
 _THREADS_END = """
 import gc, sys, threading, numpy as np, lazytensor as lt
 from lazytensor.devices import runtime
