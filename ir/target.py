@@ -14,3 +14,6 @@ class Target:
     max_threads_per_block: int = 0   # gpu only
     local_memory_bytes: int = 0      # gpu shared/local memory per block
     features: str = ""        # cpu features / gpu architecture: part of every cache key
+    # (op, dtype name) pairs the device computes only by a scalar call (a C library function, say):
+    # a loop that uses one runs scalar, however it is scheduled
+    scalar_ops: frozenset = frozenset()

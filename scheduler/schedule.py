@@ -210,7 +210,7 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
     for k, r in enumerate(reduces):
         if r.arg:
             inner = f"r{k}_{max(r.arg)}"
-            terms = _narrow_terms(expr, r)
+            terms = _narrow_terms(expr, r, target)
             if terms is not None:   # float32 in float32 vectors over blocks, the blocks in float64
                 if r.src[0].shape[max(r.arg)] > H.PARTIAL_SUM_BLOCK:
                     prims.append(Split(inner, H.PARTIAL_SUM_BLOCK))
@@ -236,13 +236,17 @@ def _accumulators(extent: int, lanes: int) -> int:
     return min(options, key=lambda a: (extent // (lanes * a) + extent % (lanes * a), -a))
 
 
-def _narrow_terms(expr: Node, r: Node) -> Node | None:
+def _narrow_terms(expr: Node, r: Node, target: Target) -> Node | None:
     """The terms of a float sum that widens them only to round its result back (a float32 sum:
     cast(sum(cast(x, float64)), float32)), or None. (A float64 sum of float32 values keeps
-    float64's accuracy: no partial sums in float32 for it.)"""
+    float64's accuracy: no partial sums in float32 for it. Nor do terms that call a scalar
+    function, log1p, say: their loop runs scalar, and its float32 partial would be one running
+    sum of a block's 4096 terms, some 10 ulp off where numpy's pairwise sum is within 1.)"""
     src = r.src[0]
     if not (r.op is Op.SUM and src.op is Op.CAST and src.dtype.is_float and src.src[0].dtype.is_float and
             src.src[0].dtype.itemsize < src.dtype.itemsize):
+        return None
+    if target.scalar_ops and any((n.op, n.dtype.name) in target.scalar_ops for n in toposort([src.src[0]])):
         return None
     uses = [n for n in toposort([expr]) if r in n.src]
     widest = max(4, src.src[0].dtype.itemsize)   # (half terms: float partial sums)

@@ -15,6 +15,7 @@ import llvmlite.binding as llvm
 
 from ...ir.target import Target
 from .compile_worker import compile_object, optimized
+from .render import scalar_ops
 
 
 # LLVM's global context and a target machine are not safe to use from two threads at once: every
@@ -45,7 +46,7 @@ def host_target() -> Target:
     features = llvm.get_host_cpu_features()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return Target("cpu", simd_bytes=_host_vector_bytes(), cores=cores,
-                  features=f"{llvm.get_host_cpu_name()} {features.flatten()}")
+                  features=f"{llvm.get_host_cpu_name()} {features.flatten()}", scalar_ops=scalar_ops())
 
 
 # The vector width the scheduler plans for is the one LLVM's loop vectorizer picks on its own for

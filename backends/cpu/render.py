@@ -164,9 +164,11 @@ class _Renderer:
         for stmt in f.body:
             self._stmt(stmt)
         self.scopes.pop()
-        empty = isinstance(f.stop, Const) and isinstance(f.start, Const) and f.stop.value <= f.start.value
-        if f.kind is LoopKind.VECTORIZED and (self.scalar_calls > scalar_calls or empty):
-            # (a hint on a loop that never runs makes LLVM print "loop not vectorized")
+        short = isinstance(f.stop, Const) and isinstance(f.start, Const) and \
+            f.stop.value - f.start.value < f.vector_width
+        if f.kind is LoopKind.VECTORIZED and (self.scalar_calls > scalar_calls or short):
+            # (a hint on a loop that never runs one whole vector step, an empty one or the 3 columns
+            # of a stack, makes LLVM print "loop not vectorized"; nothing is lost: none would run)
             f = For(f.var, f.start, f.stop, f.body, LoopKind.SERIAL, 1, f.unroll)
         nxt = self.fresh()
         self.emit(f"{nxt} = add nuw nsw i64 {iv}, 1")
@@ -617,6 +619,19 @@ _ALU: dict[Op, Render] = {
     Op.IDIV: _index_op("udiv"),
     Op.IMOD: _index_op("urem"),
 }
+
+
+def scalar_ops() -> frozenset[tuple[Op, str]]:
+    """The (op, dtype name) pairs rendered as a scalar call, which keeps a loop that uses one
+    scalar: a C library function (half computes in float), `frem` (fmod) for float % and //,
+    and the integer power's helper loop. For the scheduler, through the Target."""
+    floats = {"float16": "float", "float32": "float", "float64": "double"}
+    pairs = {(op, dtype) for op in (*_LIBM_UNARY, Op.ATAN2, Op.HYPOT, Op.MOD, Op.FLOORDIV) for dtype in floats}
+    pairs |= {(op, dtype) for op, name in _MATH_OPS.items() for dtype, t in floats.items()
+              if (name, t) not in mathlib.FUNCTIONS or (name, t) in mathlib.CALLS_LIBRARY}
+    pairs |= {(Op.POW, dtype) for dtype in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
+    return frozenset(pairs)
+
 
 _IPOW = """define internal {t} @lt_ipow_{t}({t} %a, {t} %b) alwaysinline nounwind {{
 entry:
