@@ -23,6 +23,18 @@ DTYPES = [lt.bool_, lt.int8, lt.int16, lt.int32, lt.int64, lt.uint8, lt.uint16, 
           lt.float16, lt.float32, lt.float64]
 
 
+def skip_without_scipy_array_api(why: str = "") -> None:
+    """Skip the calling test module unless SciPy's Array API support is on (the variable set above
+    must reach SciPy before its import)."""
+    try:
+        from scipy._lib._array_api import SCIPY_ARRAY_API
+    except ImportError:   # (a SciPy without Array API support)
+        SCIPY_ARRAY_API = False
+    if not SCIPY_ARRAY_API:
+        pytest.skip("SciPy's Array API support is off (set SCIPY_ARRAY_API=1 before SciPy is imported; "
+                    f"tests/conftest.py does){why}", allow_module_level=True)
+
+
 def run_isolated(code: str, cache_dir, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     """Run `code` (with `args` as sys.argv[1:]) in a fresh interpreter with its own, empty kernel
     cache: kernels really compile, memory is measured from a clean start, and a crash fails the

@@ -11,14 +11,9 @@ import pytest
 
 scipy = pytest.importorskip("scipy", reason="SciPy is not installed")
 
-try:
-    from scipy._lib._array_api import SCIPY_ARRAY_API
-except ImportError:   # (a SciPy without Array API support)
-    SCIPY_ARRAY_API = False
+from conftest import skip_without_scipy_array_api  # noqa: E402
 
-if not SCIPY_ARRAY_API:
-    pytest.skip("SciPy's Array API support is off (set SCIPY_ARRAY_API=1 before SciPy is imported; "
-                "tests/conftest.py does)", allow_module_level=True)
+skip_without_scipy_array_api()
 
 from scipy import fft, integrate, ndimage, special, stats  # noqa: E402
 from scipy import signal as sig  # noqa: E402

@@ -19,14 +19,9 @@ import pytest
 
 sklearn = pytest.importorskip("sklearn", reason="scikit-learn is not installed")
 
-try:
-    from scipy._lib._array_api import SCIPY_ARRAY_API
-except ImportError:   # (a SciPy without Array API support)
-    SCIPY_ARRAY_API = False
+from conftest import skip_without_scipy_array_api  # noqa: E402
 
-if not SCIPY_ARRAY_API:
-    pytest.skip("SciPy's Array API support is off (set SCIPY_ARRAY_API=1 before SciPy is imported; "
-                "tests/conftest.py does): scikit-learn's dispatch needs it", allow_module_level=True)
+skip_without_scipy_array_api(": scikit-learn's dispatch needs it")
 
 from sklearn import calibration, decomposition, discriminant_analysis, kernel_approximation  # noqa: E402
 from sklearn import linear_model, metrics, mixture, model_selection, naive_bayes, pipeline, preprocessing  # noqa: E402
