@@ -338,28 +338,20 @@ def _flat_axis(call: _Call, name: str = "a") -> tuple[Tensor, int]:
     return (lt.reshape(x, (-1,)), 0) if call["axis"] is None else (x, call["axis"])
 
 
-def _scan(numpy_name: str, scan: Callable) -> None:
+def _flattening(numpy_name: str, function: str, passed: tuple = (), ignored: tuple = ()) -> None:
+    """numpy's `numpy_name`, whose axis=None flattens first, is lazytensor's `function` along an
+    axis; the parameters `passed` go on by keyword, those `ignored` have no effect on the result."""
     def rule(call: _Call) -> Tensor:
-        call.only("a", "axis", "dtype")
+        call.only("a", "axis", *passed, *ignored)
         x, axis = _flat_axis(call)
-        return scan(x, axis=axis, dtype=call["dtype"])
+        return _lookup(function)(x, axis=axis, **{k: call[k] for k in passed})
     _RULES[numpy_name] = rule
 
 
-_scan("cumsum", lambda x, **k: lt.cumulative_sum(x, **k))
-_scan("cumprod", lambda x, **k: lt.cumulative_prod(x, **k))
-
-
-def _sorting(numpy_name: str, sort: Callable) -> None:
-    def rule(call: _Call) -> Tensor:
-        call.only("a", "axis", "kind", "stable")   # (every kind sorts to the same values; ties keep order)
-        x, axis = _flat_axis(call)
-        return sort(x, axis=axis)
-    _RULES[numpy_name] = rule
-
-
-_sorting("sort", lambda x, **k: lt.sort(x, **k))
-_sorting("argsort", lambda x, **k: lt.argsort(x, **k))
+_flattening("cumsum", "cumulative_sum", passed=("dtype",))
+_flattening("cumprod", "cumulative_prod", passed=("dtype",))
+_flattening("sort", "sort", ignored=("kind", "stable"))   # (every kind sorts to the same values; ties keep order)
+_flattening("argsort", "argsort", ignored=("kind", "stable"))
 
 
 @_rule("take")
