@@ -213,14 +213,13 @@ class Tensor:
             raise BufferError("DLPack export of a tensor that requires grad: export x.detach() (a consumer's "
                               "writes would bypass autograd)")
         kwargs = {} if max_version is None else {"max_version": max_version}
-        host = dl_device is not None and tuple(dl_device) == (1, 0)
+        if self.device != "cpu" and (dl_device is None or copy is False):
+            raise BufferError(f"DLPack export: this tensor is on {self.device}; copy it with .to('cpu') "
+                              "first (or ask for a host copy: np.from_dlpack(x, device='cpu'))")
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"DLPack export: to the host only (dl_device=(1, 0)), not to device {tuple(dl_device)}")
         if self.device != "cpu" or copy:
-            if not (host or self.device == "cpu") or copy is False:
-                raise BufferError(f"DLPack export: this tensor is on {self.device}; copy it with .to('cpu') "
-                                  "first (or ask for a host copy: np.from_dlpack(x, device='cpu'))")
             return np.array(self.numpy()).__dlpack__(stream=stream, **kwargs)
-        if dl_device is not None and not host:
-            raise BufferError(f"DLPack export: this tensor is on the cpu, not on device {tuple(dl_device)}")
         array = runtime(self.device).device.to_numpy(self._private_buffer(), writeable=True)
         return array.__dlpack__(stream=stream, **kwargs)
 

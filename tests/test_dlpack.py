@@ -112,8 +112,9 @@ def test_dlpack_keywords():
     own = np.from_dlpack(x, copy=True)
     own[0] = 99
     assert x.tolist()[0] == 0 and not np.shares_memory(own, x.numpy())
-    with pytest.raises(BufferError, match="not on device"):
-        x.__dlpack__(dl_device=(2, 0))
+    for copy in (None, True):   # (a copy too goes to the host only)
+        with pytest.raises(BufferError, match=r"host only .* not to device \(2, 0\)"):
+            x.__dlpack__(dl_device=(2, 0), copy=copy)
     with pytest.raises(BufferError, match="detach"):
         np.from_dlpack(lt.ones(2).requires_grad_())
     assert np.from_dlpack(lt.ones(2).requires_grad_().detach()).tolist() == [1.0, 1.0]
