@@ -44,6 +44,7 @@ class Dialect:
     round_half: str                    # helper name: float -> float rounded to half
     double_to_half: str                # helper name: double -> float rounded to half once
     math_name: Callable[[str, str], str]         # (function, C type) -> function name
+    bitcast: Callable[[str, str], str]           # (source C type, target C type) -> function name
     preamble: Callable[[set[str]], str]          # (features used) -> text before everything
     helpers: dict[str, str] = field(default_factory=dict)  # dialect-only helper definitions
     guarded: frozenset[str] = frozenset()        # functions whose argument needs a guard (_call)
@@ -544,6 +545,7 @@ _OPS: dict[Op, Render] = {
     Op.ABS: _abs,
     **{op: _function(name) for op, name in _LIBM.items()},
     Op.CAST: _cast,
+    Op.BITCAST: lambda r, e, s: f"{r.d.bitcast(_ctype(r, e.srcs[0].dtype), _ctype(r, e.dtype))}({s[0]})",
     Op.WHERE: lambda r, e, s: f"({s[0]} ? {s[1]} : {s[2]})",
     Op.FLOOR: _rounding("floor"),
     Op.CEIL: _rounding("ceil"),
@@ -585,6 +587,7 @@ OPENCL = Dialect(
     round_half="lt_round_half",
     double_to_half="lt_double_to_half",
     math_name=lambda name, ctype: name,   # OpenCL's built-ins are overloaded by type
+    bitcast=lambda source, target: f"as_{target}",
     preamble=_opencl_preamble,
     helpers={
         # without cl_khr_fp16 a half exists only in memory: round through a private one
@@ -605,6 +608,9 @@ def _cuda_preamble(features: set[str]) -> str:
 
 
 _CUDA_FLOAT_NAMES = {"signbit": "signbit"}  # overloaded in CUDA as in C++; the rest take an f
+_CUDA_BITCASTS = {("float", "unsigned int"): "__float_as_uint", ("unsigned int", "float"): "__uint_as_float",
+                  ("float", "int"): "__float_as_int", ("int", "float"): "__int_as_float",
+                  ("double", "long long"): "__double_as_longlong", ("long long", "double"): "__longlong_as_double"}
 
 
 CUDA = Dialect(
@@ -630,6 +636,7 @@ CUDA = Dialect(
     round_half="lt_round_half",
     double_to_half="lt_double_to_half",
     math_name=lambda name, ctype: name + "f" if ctype == "float" and name not in _CUDA_FLOAT_NAMES else name,
+    bitcast=lambda source, target: _CUDA_BITCASTS[source, target],
     preamble=_cuda_preamble,
     helpers={
         "lt_round_half": "static __device__ __forceinline__ float lt_round_half(float x) "

@@ -48,7 +48,7 @@ class Buffer:
         handle = self.handle
         if isinstance(handle, np.ndarray):   # (the cpu's flat array: seen as the new dtype too)
             nbytes = math.prod(shape) * dtype.itemsize
-            handle = handle.view(np.uint8)[:nbytes].view(dtype.np)
+            handle = handle.view(np.uint8)[:nbytes].view(dtype.storage)
         return Buffer(self.device, dtype, tuple(shape), handle, self.address, self.owner)
 
     def __repr__(self) -> str:

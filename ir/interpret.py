@@ -8,6 +8,7 @@ from typing import Callable
 
 import numpy as np
 
+from .dtypes import cast_values
 from .graph import Node, toposort
 from .ops import Op
 from .rules import NUMPY_REFERENCE
@@ -20,9 +21,9 @@ def interpret(roots: list[Node], read_buffer: Callable[[object], np.ndarray]) ->
         if node.op is Op.BUFFER:
             values[node] = np.asarray(read_buffer(node.arg)).reshape(node.shape)
         elif node.op is Op.CONST:
-            values[node] = np.full(node.shape, node.arg, dtype=node.dtype.np)
+            values[node] = np.full(node.shape, node.arg, dtype=node.dtype.np)   # (bfloat16's: rounded)
         else:
             with np.errstate(all="ignore"):
                 result = NUMPY_REFERENCE[node.op]([values[s] for s in node.src], node.arg, node.dtype)
-            values[node] = np.asarray(result).astype(node.dtype.np, copy=False)
+            values[node] = cast_values(result, node.dtype)
     return [values[r] for r in roots]

@@ -46,6 +46,9 @@ class Op(Enum):
     ERF = auto()        # the error function, 2/sqrt(pi) * integral of exp(-t^2) from 0 to x
     SIGNBIT = auto()    # bool: the sign bit is set (True for -0.0 and negative nan)
     CAST = auto()       # arg: the target DType (the node's dtype)
+    # the same bits seen as another type of the same size; arg: that DType. Made by the bfloat16
+    # lowering (ir/bfloat16.py) only, between float32 and uint32
+    BITCAST = auto()
     # binary elementwise (operands have equal shape and dtype; the front end inserts casts)
     ADD = auto()
     SUB = auto()
@@ -126,7 +129,7 @@ SOURCE = frozenset({Op.BUFFER, Op.CONST})
 UNARY = frozenset({
     Op.NEG, Op.NOT, Op.ABS, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.CAST,
     Op.FLOOR, Op.CEIL, Op.TRUNC, Op.ROUND, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH, Op.COSH,
-    Op.ASINH, Op.ACOSH, Op.ATANH, Op.EXPM1, Op.LOG1P, Op.LOG2, Op.LOG10, Op.SIGNBIT, Op.ERF,
+    Op.ASINH, Op.ACOSH, Op.ATANH, Op.EXPM1, Op.LOG1P, Op.LOG2, Op.LOG10, Op.SIGNBIT, Op.ERF, Op.BITCAST,
 })
 BINARY = frozenset({
     Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MAX, Op.MIN,

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .dtypes import DType
+from .dtypes import DType, can_cast_safe, cast_values
 from .graph import Node, consumers, toposort
 from .ops import ELEMENTWISE, MOVEMENT, REDUCTION, Op
 from .rules import NUMPY_REFERENCE
@@ -49,7 +49,7 @@ def _const(value, dtype: DType, shape: tuple[int, ...]) -> Node:
     elif type(value) in (float, int) and dtype.name == "float32" and abs(value) < 3e38:
         scalar = struct.unpack("<f", struct.pack("<f", value))[0]   # rounded to float32
     else:
-        scalar = np.array(value).astype(dtype.np).item()
+        scalar = cast_values(value, dtype).item()
     return Node(Op.CONST, dtype, tuple(shape), (), scalar)
 
 
@@ -129,7 +129,7 @@ def _involutions(node: Node) -> Optional[Node]:
 
 
 def _widens(narrow: DType, wide: DType) -> bool:
-    return np.can_cast(narrow.np, wide.np, casting="safe")
+    return can_cast_safe(narrow, wide)
 
 
 def _select(node: Node) -> Optional[Node]:

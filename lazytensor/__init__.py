@@ -21,7 +21,7 @@ from .manipulation import *  # noqa: F401,F403  (moveaxis, roll, tile, tensordot
 from .sorting import *  # noqa: F401,F403  (sort, argsort, cumulative_sum, searchsorted, unique_*)
 from .sorting import __all__ as _sorting
 from .manipulation import __all__ as _manipulation
-from .ir.dtypes import (DType, bool_, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
+from .ir.dtypes import (DType, bfloat16, bool_, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
                         uint32, uint64)
 from .realize import realize
 from .jit import CaptureError, jit
@@ -40,7 +40,7 @@ unsqueeze = expand_dims  # noqa: F405  (the PyTorch name)
 
 __all__ = [
     "__version__", "Tensor", "no_grad", "enable_grad", "is_grad_enabled", "grad",
-    "DType", "bool", "bool_", "float16", "float32", "float64", "complex64", "complex128", "int8", "int16", "int32",
+    "DType", "bool", "bool_", "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "int8", "int16", "int32",
     "int64", "uint8", "uint16", "uint32", "uint64", "arange", "array", "asarray", "tensor",
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye",

@@ -483,6 +483,7 @@ GRADIENT_RULES: dict[Op, Optional[Rule]] = {
     Op.IMAG: lambda g, out: (_complex(_c(0, g), g),),
     Op.COMPLEX: lambda g, out: (make(Op.REAL, g), make(Op.IMAG, g)),
     Op.PAIRS: None,   # (made after autograd, when complex nodes are lowered)
+    Op.BITCAST: None,   # (made after autograd, when bfloat16 nodes are lowered)
 }
 
 

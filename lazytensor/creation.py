@@ -7,9 +7,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from . import capture
+from . import capture, dlpack
 from .devices import canonical_device, runtime
-from .ir.dtypes import DType, bool_, default_complex, default_float, default_int, scalar_fits, to_dtype
+from .ir.dtypes import DType, bfloat16, bfloat16_bits, bool_, default_complex, default_float, default_int, scalar_fits, to_dtype
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
@@ -43,7 +43,16 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 def _from_numpy(array: np.ndarray, dtype: DType, device: str) -> Tensor:
     array = np.asarray(array, dtype=dtype.np, order="C")  # (ascontiguousarray makes 0-d 1-d)
+    if dtype is bfloat16:   # (its memory: the rounded values' bit patterns)
+        array = bfloat16_bits(array).reshape(array.shape)
+    return _from_memory(array, dtype, device)
+
+
+def _from_memory(array: np.ndarray, dtype: DType, device: str) -> Tensor:
+    """A tensor of `dtype` holding a copy of memory that numpy reads as `dtype.storage`."""
     buffer = runtime(device).device.from_numpy(array)
+    if buffer.dtype is not dtype:
+        buffer = buffer.reshaped(array.shape, dtype)
     return Tensor(Node(Op.BUFFER, dtype, array.shape, (), buffer), device)
 
 
@@ -77,6 +86,13 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None, *, copy: Optional[b
                          "(leave copy out, or pass a Tensor)")
     device = canonical_device(device)
     from_python = not isinstance(obj, (np.ndarray, np.generic))
+    if from_python and hasattr(obj, "__dlpack__"):   # another library's array (PyTorch, JAX): copied
+        try:                                          # through DLPack, which carries bfloat16 too
+            copied = from_dlpack(obj, device=device, copy=True)
+        except (BufferError, TypeError, RuntimeError):   # (refused there: numpy's conversion says why)
+            pass
+        else:
+            return copied if dtype is None else copied.astype(dtype)
     # Python data converts straight to an explicit dtype, so numpy checks its range (OverflowError)
     array = np.asarray(obj, dtype=to_dtype(dtype).np) if from_python and dtype is not None else np.asarray(obj)
     if array.dtype == object:
@@ -330,17 +346,19 @@ def from_dlpack(x: Any, device: Any = None, copy: Optional[bool] = None) -> Tens
     [0, 1, 2]
     """
     device = canonical_device(device)
+    source = dlpack.BitsOf(x)   # (numpy reads bfloat16 as its bits)
     try:
-        array = np.from_dlpack(x)
-    except RuntimeError as error:   # (numpy's words for a dtype it lacks, such as bfloat16)
+        array = np.from_dlpack(source)
+    except RuntimeError as error:   # (numpy's words for a dtype it lacks)
         if "dtype" not in str(error).lower():
             raise
-        raise TypeError(f"from_dlpack: {error}: lazytensor has bool, (u)int8-64, float16/32/64 and complex64/128, "
-                        "no bfloat16 yet; convert the tensor first (torch: t.float())") from error
-    to_dtype(array.dtype)  # a clear TypeError for dtypes lazytensor lacks
+        raise TypeError(f"from_dlpack: {error}: lazytensor has bool, (u)int8-64, float16/32/64, bfloat16 and "
+                        "complex64/128; convert the tensor first") from error
+    dtype = bfloat16 if source.bfloat16 else to_dtype(array.dtype)   # (a clear TypeError for dtypes lazytensor lacks)
     if copy or device != "cpu" or not array.flags.c_contiguous or array.size == 0:  # (kernels may read element 0)
         if copy is False and array.size:
             raise BufferError("from_dlpack: the data is not C-contiguous, so sharing it needs a copy")
-        return _from_numpy(array, to_dtype(array.dtype), device)
+        return _from_memory(np.asarray(array, order="C"), dtype, device)
     buffer = runtime(device).device.wrap_numpy(array)
-    return Tensor(Node(Op.BUFFER, buffer.dtype, buffer.shape, (), buffer), device)
+    buffer = buffer if buffer.dtype is dtype else buffer.reshaped(buffer.shape, dtype)
+    return Tensor(Node(Op.BUFFER, dtype, buffer.shape, (), buffer), device)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence, Union
 
 from .creation import arange
-from .ir.dtypes import COMPLEX_OF, DType, float16, float32, float64, real_dtype, to_dtype
+from .ir.dtypes import COMPLEX_OF, HALF_FLOATS, DType, float32, float64, real_dtype, to_dtype
 from .ir.fft import lengths
 from .ir.ops import Op
 from .ir.rules import make
@@ -51,7 +51,7 @@ def _precision(dtype: DType) -> DType:
     """The float type a transform of `dtype` computes in (numpy's)."""
     if dtype.is_complex or dtype is float32 or dtype is float64:
         return real_dtype(dtype)
-    return float32 if dtype is float16 else float64
+    return float32 if dtype in HALF_FLOATS else float64
 
 
 def _one_axis(name: str, x: Any, n: Optional[int], axis: int, norm: str) -> Tensor:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .devices import canonical_device
 from .ir import arith
-from .ir.dtypes import bool_, float16, float32, result_type, to_dtype, ufunc_result
+from .ir.dtypes import HALF_FLOATS, bool_, float_limits, float32, result_type, to_dtype, ufunc_result
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
@@ -304,9 +304,9 @@ def _next_after(a: Node, b: Node) -> Node:
     the smallest normal (subnormals and zeros too) the step is the smallest subnormal, exactly;
     infinities step to the largest finite value."""
     dtype, shape = a.dtype, a.shape
-    limits = np.finfo(dtype.np)
-    u = float(limits.eps) / 2
-    scaled_below = float(limits.smallest_normal) * 2 / u   # where u * |x| would not be normal
+    limits = float_limits(dtype)
+    u = limits.eps / 2
+    scaled_below = limits.smallest_normal * 2 / u   # where u * |x| would not be normal
 
     def c(value: float) -> Node:
         return const(value, dtype, shape)
@@ -319,11 +319,10 @@ def _next_after(a: Node, b: Node) -> Node:
     normal = make(Op.DIV, make(Op.WHERE, up, make(Op.ADD, scaled, step), make(Op.SUB, scaled, step)), scale)
     # below twice the smallest normal the gap either way is the smallest subnormal (a step of
     # one to zero keeps x's sign: nextafter(-tiny, 1) is -0.0)
-    tiny = make(Op.WHERE, up, make(Op.ADD, a, c(float(limits.smallest_subnormal))),
-                make(Op.SUB, a, c(float(limits.smallest_subnormal))))
+    tiny = make(Op.WHERE, up, make(Op.ADD, a, c(limits.smallest_subnormal)), make(Op.SUB, a, c(limits.smallest_subnormal)))
     tiny = make(Op.WHERE, make(Op.CMPEQ, tiny, c(0.0)), make(Op.COPYSIGN, c(0.0), a), tiny)
-    result = make(Op.WHERE, make(Op.CMPLT, magnitude, c(2 * float(limits.smallest_normal))), tiny, normal)
-    result = make(Op.WHERE, make(Op.CMPEQ, magnitude, c(math.inf)), make(Op.COPYSIGN, c(float(limits.max)), a), result)
+    result = make(Op.WHERE, make(Op.CMPLT, magnitude, c(2 * limits.smallest_normal)), tiny, normal)
+    result = make(Op.WHERE, make(Op.CMPEQ, magnitude, c(math.inf)), make(Op.COPYSIGN, c(limits.max), a), result)
     result = make(Op.WHERE, make(Op.CMPEQ, a, b), b, result)
     either_nan = make(Op.OR, make(Op.CMPNE, a, a), make(Op.CMPNE, b, b))
     return make(Op.WHERE, either_nan, c(math.nan), result)
@@ -519,7 +518,7 @@ def logaddexp(a: Any, b: Any) -> Tensor:
     dtype = ufunc_result(np.logaddexp, *[v.dtype if isinstance(v, Tensor) else common for v in (a, b)])
     # float16 computes in float32 and rounds once, as numpy's loop does (each step in half
     # rounded a few times over: 1% off)
-    work = float32 if dtype is float16 else dtype
+    work = float32 if dtype in HALF_FLOATS else dtype
     a, b = [v.astype(work) if isinstance(v, Tensor) else v for v in (a, b)]
     high = maximum(a, b)
     low = minimum(a, b)

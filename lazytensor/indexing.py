@@ -379,7 +379,7 @@ def index_add(x: Any, index: Any, values: Any, axis: int = 0) -> Tensor:
         values = values.astype(x.dtype)
     else:
         from .creation import asarray
-        values = asarray(np.asarray(values).astype(x.dtype.np), device=x.device)
+        values = asarray(np.asarray(values).astype(x.dtype.np), dtype=x.dtype, device=x.device)
     try:
         values = values.broadcast_to(shape)
     except ValueError:

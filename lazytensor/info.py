@@ -18,7 +18,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .devices import canonical_device, default_device, devices
-from .ir.dtypes import DTYPES, DType, default_complex, default_float, default_int, real_dtype, to_dtype
+from .ir.dtypes import DTYPES, DType, can_cast_safe, float_limits, default_complex, default_float, default_int, real_dtype, to_dtype
 from .ir.dtypes import result_type as _promote
 from .tensor import Tensor
 
@@ -40,7 +40,7 @@ KINDS = {
 
 # lazytensor's dtypes that the standard does not define: usable everywhere (lt.float16), but not
 # listed by __array_namespace_info__().dtypes(), whose every entry must be a standard dtype
-EXTRA_DTYPES = frozenset({"float16"})
+EXTRA_DTYPES = frozenset({"float16", "bfloat16"})
 
 # Python scalar types that promote as "weak" (only their kind matters). Exact types: a numpy
 # scalar such as np.float64(1.0) subclasses float but is a strong float64, as in numpy.
@@ -95,9 +95,9 @@ def finfo(type: Union[DType, Tensor, Any], /) -> FloatInfo:
     dtype = real_dtype(_dtype_of(type, "finfo", "type"))
     if not dtype.is_float:
         raise DTypeKindError(f"finfo needs a floating-point dtype, got {dtype.name}; use iinfo for integers")
-    limits = np.finfo(dtype.np)
-    return FloatInfo(bits=int(limits.bits), eps=float(limits.eps), max=float(limits.max), min=float(limits.min),
-                     smallest_normal=float(limits.smallest_normal), dtype=dtype)
+    limits = float_limits(dtype)
+    return FloatInfo(bits=limits.bits, eps=limits.eps, max=limits.max, min=-limits.max,
+                     smallest_normal=limits.smallest_normal, dtype=dtype)
 
 
 def iinfo(type: Union[DType, Tensor, Any], /) -> IntInfo:
@@ -149,7 +149,7 @@ def can_cast(from_: Union[DType, Tensor, Any], to: Union[DType, Any], /) -> bool
         raise TypeError("can_cast: `to` must be a dtype, not a Tensor; pass tensor.dtype")
     source = _dtype_of(from_, "can_cast", "from_")
     target = _dtype_of(to, "can_cast", "to")
-    return bool(np.can_cast(source.np, target.np, casting="safe"))
+    return can_cast_safe(source, target)
 
 
 def _as_isdtype_dtype(value: Any, argument: str) -> Optional[DType]:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
-from .ir.dtypes import DType, float16, float32, float64, int64, real_dtype, result_type
+from .ir.dtypes import HALF_FLOATS, DType, float_limits, float32, float64, int64, real_dtype, result_type
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
@@ -73,7 +73,7 @@ def sum_of_products(left: Node, right: Node, axes: tuple[int, ...], dtype: DType
     matrix product is: in the dtype itself, not in float64 like a plain float32 sum, so each
     term is one FMA of full vectors; float16 products are summed in float32 and rounded once,
     as numpy does. (matmul, and conv2d's windows times weights.)"""
-    accumulate = float32 if dtype is float16 else dtype
+    accumulate = float32 if dtype in HALF_FLOATS else dtype
     product = make(Op.AND if dtype.is_bool else Op.MUL, _cast(left, accumulate), _cast(right, accumulate))
     return _cast(make(Op.SUM, product, arg=axes), dtype)
 
@@ -124,7 +124,7 @@ def _compute_dtype(dtype: DType, name: str) -> DType:
     their own, float16 in float32, integers and bool in float64 (numpy's rule)."""
     if dtype is float32 or dtype is float64 or dtype.is_complex:
         return dtype
-    return float32 if dtype is float16 else float64
+    return float32 if dtype in HALF_FLOATS else float64
 
 
 def _float(x: Tensor, name: str) -> Tensor:
@@ -141,9 +141,9 @@ def _decompose(name: str, x: Tensor, outputs: int, options: tuple = (), extra: S
     compute = _compute_dtype(x.dtype, name)
     source = _cast(x.node, compute)
     results = [make(Op.LINALG, source, *extra, arg=(name, i, options)) for i in range(outputs)]
-    # (float16 is given back as float16; a complex input's real results -- eigenvalues, singular
-    # values, log|det| -- stay real, and eig's complex results complex64)
-    return [x._new(_cast(r, float16) if x.dtype is float16 and not r.dtype.is_complex else r) for r in results]
+    # (float16 is given back as float16, bfloat16 as bfloat16; a complex input's real results --
+    # eigenvalues, singular values, log|det| -- stay real, and eig's complex results complex64)
+    return [x._new(_cast(r, x.dtype) if x.dtype in HALF_FLOATS and not r.dtype.is_complex else r) for r in results]
 
 
 def _rtol_node(x: Tensor, rtol: Any, name: str) -> Node:
@@ -153,7 +153,7 @@ def _rtol_node(x: Tensor, rtol: Any, name: str) -> Node:
     dtype = real_dtype(_compute_dtype(x.dtype, name))
     batch = x.shape[:-2]
     if rtol is None:
-        rtol = max(x.shape[-2:]) * float(np.finfo(dtype.np).eps)
+        rtol = max(x.shape[-2:]) * float_limits(dtype).eps
     if not isinstance(rtol, Tensor):
         rtol = np.asarray(rtol)
         if rtol.ndim == 0:
@@ -246,7 +246,7 @@ def solve(x1: Any, x2: Any, /) -> Tensor:
     x = make(Op.LINALG, left, right, arg=("solve", 0, ()))
     if vector:
         x = make(Op.RESHAPE, x, arg=batch + (m,))
-    return Tensor(_cast(x, float16 if dtype is float16 else compute), device)
+    return Tensor(_cast(x, dtype if dtype in HALF_FLOATS else compute), device)
 
 
 def eigh(x: Any, /) -> EighResult:

@@ -271,7 +271,7 @@ def _in_dtype_of(x: Tensor, value: Any) -> Tensor:
     if holder.ndim == 0:
         return Tensor(const(holder.item(), x.dtype, ()), x.device)
     from .creation import asarray
-    return asarray(holder, device=x.device)
+    return asarray(holder, dtype=x.dtype, device=x.device)
 
 
 def concatenate(tensors: Sequence[Tensor], axis: Any = 0) -> Tensor:

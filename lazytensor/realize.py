@@ -16,6 +16,7 @@ from . import capture, plan
 from .backends.runtime import CompiledKernel, Runtime
 from .autograd import tracks
 from .devices import runtime
+from .ir.bfloat16 import lower as lower_bfloat16
 from .ir.complex import lower as lower_complex
 from .ir.graph import Node, pretty, toposort
 from .ir.ops import Op
@@ -205,7 +206,8 @@ def _plan(rt: Runtime, graph: list[Node], leaves: list[Node]) -> plan.Plan:
         print("---- graph ----\n" + pretty(roots), file=sys.stderr)
     # a reshape at the top is a view of the realized memory, like numpy's: no kernel for it
     bases = [_strip_reshapes(root) for root in roots]
-    lowered, leaves = lower_complex(bases, leaves)   # (kernels compute with real numbers only)
+    lowered, leaves = lower_complex(bases, leaves)   # (kernels compute with real numbers only,
+    lowered, leaves = lower_bfloat16(lowered, leaves)   # and bfloat16 values as float32)
     if lowered is not bases:
         bases = optimize(lowered)
     # (the cpu lowering runs a reduction once per row it depends on: row ops are one kernel)

@@ -19,11 +19,15 @@ def save(state: dict, path: str) -> None:
     >>> lt.load(path)["w"].tolist()
     [1.0, 1.0]
     """
-    arrays = {}
+    arrays, bfloat16 = {}, []
     for name, value in state.items():
         if not isinstance(name, str):
             raise TypeError(f"save: keys must be strings, got {name!r}")
         arrays[name] = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+        if isinstance(value, Tensor) and value.dtype == "bfloat16":   # (saved as its float32 values)
+            bfloat16.append(name)
+    if bfloat16:
+        arrays[_BFLOAT16] = np.array(bfloat16)
     folder = os.path.dirname(os.path.abspath(path))
     handle, partial = tempfile.mkstemp(dir=folder, suffix=".npz.partial")
     try:
@@ -46,7 +50,14 @@ def load(path: str, device: Optional[str] = None) -> dict[str, Any]:
     """
     from .creation import asarray
     with np.load(path, allow_pickle=False) as data:
-        return {name: asarray(data[name], device=device) for name in data.files}
+        bfloat16 = set(data[_BFLOAT16].tolist()) if _BFLOAT16 in data.files else set()
+        return {name: asarray(data[name], dtype="bfloat16" if name in bfloat16 else None, device=device)
+                for name in data.files if name != _BFLOAT16}
+
+
+# the entry of a saved file that names its bfloat16 tensors (numpy has no bfloat16: their values
+# are saved as float32)
+_BFLOAT16 = "__lazytensor_bfloat16__"
 
 
 __all__ = ["save", "load"]

@@ -191,7 +191,7 @@ def _unique(x: Any):
     values, indices, inverse, counts = np.unique(x.numpy().reshape(-1), return_index=True, return_inverse=True,
                                                  return_counts=True, equal_nan=False)
     device = x.device
-    return (asarray(values, device=device), asarray(indices.astype(np.int64), device=device),
+    return (asarray(values, dtype=x.dtype, device=device), asarray(indices.astype(np.int64), device=device),
             asarray(inverse.astype(np.int64).reshape(x.shape), device=device),
             asarray(counts.astype(np.int64), device=device))
 

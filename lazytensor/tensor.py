@@ -12,10 +12,10 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from . import autograd, capture, views
+from . import autograd, capture, dlpack, views
 from .autograd import adopt
 from .devices import STATS, canonical_device, runtime
-from .ir.dtypes import (DType, bool_, complex64, complex128, float16, float32, float64, int8, int64, result_type,
+from .ir.dtypes import (DType, bfloat16, bfloat16_values, bool_, cast_values, complex64, complex128, float16, float32, float64, int8, int64, result_type,
                         scalar_fits, to_dtype, ufunc_result, uint64)
 from .ir.graph import Node
 from .ir.ops import COMPARISON, COMPLEX_PARTS, ELEMENTWISE, MOVEMENT, TRANSCENDENTAL, Op
@@ -129,8 +129,9 @@ class Tensor:
             raise RuntimeError(f"to_device: copying a tensor that requires grad to {target} would cut its "
                                "gradient (copies do not carry gradients yet); move the inputs and the model "
                                "before the forward pass, or copy .detach() for a value you only read")
-        host = runtime(self.device).device.to_numpy(self._buffer())
+        host = runtime(self.device).device.to_numpy(self._buffer())   # (bfloat16: its bits)
         buffer = runtime(target).device.from_numpy(np.asarray(host, order="C"))  # (keeps 0-d 0-d)
+        buffer = buffer if buffer.dtype is self.dtype else buffer.reshaped(self.shape, self.dtype)
         STATS.transfers += 1
         return Tensor(Node(Op.BUFFER, self.dtype, self.shape, (), buffer), target)
 
@@ -196,7 +197,7 @@ class Tensor:
             if values is not None:
                 values.flags.writeable = False
                 return values
-        return runtime(self.device).device.to_numpy(self._buffer())
+        return _host_values(runtime(self.device).device.to_numpy(self._buffer()), self.dtype)
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Optional[bool] = None):
@@ -219,18 +220,24 @@ class Tensor:
         if dl_device is not None and tuple(dl_device) != (1, 0):
             raise BufferError(f"DLPack export: to the host only (dl_device=(1, 0)), not to device {tuple(dl_device)}")
         if self.device != "cpu" or copy:
-            return np.array(self.numpy()).__dlpack__(stream=stream, **kwargs)
-        array = runtime(self.device).device.to_numpy(self._private_buffer(), writeable=True)
-        return array.__dlpack__(stream=stream, **kwargs)
+            array = np.array(runtime(self.device).device.to_numpy(self._buffer()))
+        else:
+            array = runtime(self.device).device.to_numpy(self._private_buffer(), writeable=True)
+        capsule = array.__dlpack__(stream=stream, **kwargs)
+        if self.dtype is bfloat16:   # (numpy exported its bits: relabelled before the consumer reads them)
+            dlpack.relabel(capsule, dlpack.UINT, dlpack.BFLOAT)
+        return capsule
 
     def _private_buffer(self):
         """This tensor's values in memory no other tensor holds (see __dlpack__)."""
         node = self.node
         if node.op is Op.BUFFER and node.arg.private:
             return node.arg
-        buffer = runtime(self.device).device.from_numpy(self.numpy())
+        device = runtime(self.device).device
+        buffer = device.from_numpy(device.to_numpy(self._buffer()))
+        buffer = buffer if buffer.dtype is self.dtype else buffer.reshaped(self.shape, self.dtype)
         buffer.private = True
-        self.node = Node(Op.BUFFER, buffer.dtype, buffer.shape, (), buffer)
+        self.node = Node(Op.BUFFER, self.dtype, buffer.shape, (), buffer)
         return buffer
 
     def __dlpack_device__(self) -> tuple[int, int]:
@@ -282,7 +289,7 @@ class Tensor:
                 return value.item()
         if node.op in _VIEWS and _compute_viewed(node, self.device):
             return _read_view(node, self.device).item()
-        return runtime(self.device).device.to_numpy(self._buffer()).item()
+        return _host_values(runtime(self.device).device.to_numpy(self._buffer()), self.dtype).item()
 
     def tolist(self) -> Any:
         """Nested Python lists of the values.
@@ -363,7 +370,7 @@ class Tensor:
     def __reduce__(self):
         """pickle (and copy.copy): the values, the device and requires_grad, as PyTorch keeps
         them; not the graph -- the copy is a leaf -- and not .grad."""
-        return _rebuild, (type(self), np.array(self.numpy()), self.device, self.requires_grad)
+        return _rebuild, (type(self), np.array(self.numpy()), self.device, self.requires_grad, self.dtype)
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
         """copy.deepcopy: a new tensor of the same values (a leaf that requires grad where this
@@ -371,7 +378,7 @@ class Tensor:
         if not self.is_leaf:
             raise RuntimeError("deepcopy works on leaf tensors only (as in PyTorch): this one is the result of "
                                "operations that require grad; deepcopy x.detach(), or pickle it")
-        new = _rebuild(type(self), np.array(self.numpy()), self.device, self.requires_grad)
+        new = _rebuild(type(self), np.array(self.numpy()), self.device, self.requires_grad, self.dtype)
         memo[id(self)] = new
         if self.grad is not None:
             import copy
@@ -945,7 +952,7 @@ def _read_element(node: Node, device: str) -> Optional[np.generic]:
         offset = offset * n + start
     if capture.RECORDING is not None:
         capture.reading(base.arg)
-    return runtime(device).device.read(base.arg, offset, 1)[0]
+    return _host_values(runtime(device).device.read(base.arg, offset, 1), node.dtype)[0]
 
 
 def _read_view(node: Node, device: str) -> Optional[np.ndarray]:
@@ -966,7 +973,7 @@ def _read_view(node: Node, device: str) -> Optional[np.ndarray]:
         if _READ_VALUES.data:
             kept = _read_value(node, device)
             node = node if kept is None else kept
-    buffer, dtype = node.arg, node.dtype.np
+    buffer, dtype = node.arg, node.dtype.storage
     device_ = runtime(device).device
     host = getattr(device_, "host_memory", False)
     view = layout = device_.to_numpy(buffer) if host else views.layout(node.shape, dtype.itemsize)
@@ -978,15 +985,25 @@ def _read_view(node: Node, device: str) -> Optional[np.ndarray]:
     if capture.RECORDING is not None:
         capture.reading(buffer)
     if host:
-        return view
+        return _host_values(view, node.dtype)
     if view.size == 0:
-        return np.empty(view.shape, dtype)
+        return np.empty(view.shape, node.dtype.np)
     itemsize = dtype.itemsize
     offset = (view.__array_interface__["data"][0] - layout.__array_interface__["data"][0]) // itemsize
     lo = offset + sum([(n - 1) * st for n, st in zip(view.shape, view.strides) if st < 0]) // itemsize
     hi = offset + sum([(n - 1) * st for n, st in zip(view.shape, view.strides) if st > 0]) // itemsize
     memory = device_.read(buffer, lo, hi + 1 - lo)
     values = np.ndarray(view.shape, dtype, memory, (offset - lo) * itemsize, view.strides)
+    values.flags.writeable = False
+    return _host_values(values, node.dtype)
+
+
+def _host_values(stored: np.ndarray, dtype: DType) -> np.ndarray:
+    """The values of memory read as `dtype.storage`: that array itself, but bfloat16's bit
+    patterns as float32 values (a read-only copy)."""
+    if dtype is not bfloat16:
+        return stored
+    values = bfloat16_values(stored)
     values.flags.writeable = False
     return values
 
@@ -1061,7 +1078,7 @@ def _host_value(node: Node, device: str) -> Optional[np.ndarray]:
             continue
         value = _realized(n)
         if value is not None:
-            known[n] = runtime(device).device.read(value.arg, 0, n.size).reshape(n.shape)
+            known[n] = _host_values(runtime(device).device.read(value.arg, 0, n.size), n.dtype).reshape(n.shape)
             continue
         if n.op in _VIEWS and n is not node:   # (an element or a slice of memory: read just that;
             read = _read_view(n, device)        # item() has tried the node itself)
@@ -1080,7 +1097,7 @@ def _host_value(node: Node, device: str) -> Optional[np.ndarray]:
     for n in sorted(inner, key=lambda n: n.depth):   # (sources are shallower: computed first)
         with np.errstate(all="ignore"):
             result = NUMPY_REFERENCE[n.op]([known[s] for s in n.src], n.arg, n.dtype)
-        known[n] = np.asarray(result).astype(n.dtype.np, copy=False).reshape(n.shape)
+        known[n] = cast_values(result, n.dtype).reshape(n.shape)
     return known[node]
 
 
@@ -1486,11 +1503,12 @@ def _no_out(out: Any, name: str) -> None:
         raise TypeError(f"{name}: out= is not supported (a lazy result is a new tensor); assign the result instead")
 
 
-def _rebuild(cls: type, values: np.ndarray, device: str, requires_grad: bool) -> Tensor:
+def _rebuild(cls: type, values: np.ndarray, device: str, requires_grad: bool, dtype: Optional[DType] = None) -> Tensor:
     """A pickled tensor back: a new leaf of `values` on `device` (a subclass such as
-    nn.Parameter is made from the tensor and requires_grad)."""
+    nn.Parameter is made from the tensor and requires_grad), of `dtype` (the values' own where
+    none is given: bfloat16 values come as float32)."""
     from .creation import asarray
-    tensor = asarray(values, device=device)
+    tensor = asarray(values, dtype=dtype, device=device)
     if cls is not Tensor:
         return cls(tensor, requires_grad=requires_grad)
     return tensor.requires_grad_() if requires_grad else tensor

@@ -27,6 +27,11 @@ def test_pickle_round_trip_keeps_values_dtype_and_device(device, dtype, shape):
         assert_close(copied, a)
 
 
+def test_every_dtype_pickles_as_itself():
+    for dtype in ALL_DTYPES + [lt.bfloat16]:
+        assert pickle.loads(pickle.dumps(dtype)) is dtype and copy.deepcopy(dtype) is dtype
+
+
 def test_views_and_pending_values_are_copied_as_values(device):
     a = np.arange(24.0).reshape(4, 6)
     base = lt.asarray(a, device=device)

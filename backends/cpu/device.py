@@ -62,7 +62,7 @@ class CPUDevice:
             raw = raw[start:start + nbytes]
             memory = (raw, raw.ctypes.data)
         raw, address = memory
-        return self._memory.track(Buffer(self.name, dtype, tuple(shape), raw.view(dtype.np), address), nbytes, memory)
+        return self._memory.track(Buffer(self.name, dtype, tuple(shape), raw.view(dtype.storage), address), nbytes, memory)
 
     def from_numpy(self, array: np.ndarray) -> Buffer:
         buffer = self.allocate(array.shape, _dtype_of(array))

@@ -604,6 +604,7 @@ _ALU: dict[Op, Render] = {
     Op.SQRT: lambda r, e, s, flags: r.intrinsic("sqrt", _ty(e), s),
     **{op: _math(op) for op in _MATH_OPS if op is not Op.POW},   # (pow: integers too, below)
     Op.CAST: _cast,
+    Op.BITCAST: lambda r, e, s, flags: r.op(f"bitcast {_src_ty(e)} {s[0]} to {_ty(e)}"),
     Op.WHERE: _where,
     Op.FLOOR: _rounding("floor"),
     Op.CEIL: _rounding("ceil"),

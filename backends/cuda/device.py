@@ -141,7 +141,7 @@ class CUDADevice:
         return buffer
 
     def to_numpy(self, buffer: Buffer, writeable: bool = False) -> np.ndarray:
-        out = np.empty(buffer.shape, buffer.dtype.np)
+        out = np.empty(buffer.shape, buffer.dtype.storage)
         self.current()
         if out.size:
             drv.memcpy_dtoh(out, buffer.address)  # synchronous: waits for the kernels before
@@ -150,7 +150,7 @@ class CUDADevice:
 
     def read(self, buffer: Buffer, start: int, count: int) -> np.ndarray:
         """Elements start..start+count-1 of the buffer's memory (row-major), copied to the host."""
-        out = np.empty(count, buffer.dtype.np)
+        out = np.empty(count, buffer.dtype.storage)
         self.current()
         if count:
             drv.memcpy_dtoh(out, buffer.address + start * buffer.dtype.itemsize)

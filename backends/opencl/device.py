@@ -87,7 +87,7 @@ class OpenCLDevice:
         return buffer
 
     def to_numpy(self, buffer: Buffer, writeable: bool = False) -> np.ndarray:
-        out = np.empty(buffer.shape, buffer.dtype.np)
+        out = np.empty(buffer.shape, buffer.dtype.storage)
         if out.size:
             cl.enqueue_copy(self.queue, out, buffer.handle)  # blocking: waits for the kernels before
         out.flags.writeable = writeable
@@ -95,7 +95,7 @@ class OpenCLDevice:
 
     def read(self, buffer: Buffer, start: int, count: int) -> np.ndarray:
         """Elements start..start+count-1 of the buffer's memory (row-major), copied to the host."""
-        out = np.empty(count, buffer.dtype.np)
+        out = np.empty(count, buffer.dtype.storage)
         if count:
             cl.enqueue_copy(self.queue, out, buffer.handle, src_offset=start * buffer.dtype.itemsize)
         return out
