@@ -144,13 +144,13 @@ MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.SHRINK, Op.PAD, Op.F
 REDUCTION = frozenset({Op.SUM, Op.PROD, Op.REDUCE_MAX, Op.REDUCE_MIN})
 INDEXING = frozenset({Op.GATHER})
 GRAPH_ONLY = frozenset({Op.DETACH})  # ops that optimize() removes before fusion
-KERNEL_LEAF = frozenset({Op.LOAD, Op.VALID})
 INDEX = frozenset({Op.IDIV, Op.IMOD})
 
-# TVM's fusion categories. Injective ops fuse freely; a reduction absorbs its injective inputs.
-# complex-out-fusable (matmul, conv) and opaque ops (sort, device copies) join with later issues.
-INJECTIVE = ELEMENTWISE | MOVEMENT | INDEXING
-COMPLEX_OUT_FUSABLE: frozenset[Op] = frozenset()
+# Fusion (scheduler/fusion.py, which has the exceptions) reads TVM's categories as the groups
+# above and OPAQUE: elementwise ops fuse into their consumer, movement ops fold into the index of
+# their loads, a reduction absorbs its elementwise inputs, and opaque ops are steps of their own,
+# run on realized inputs. (No complex-out-fusable group: a matmul or a convolution is a reduction
+# of a product, fused as one.)
 OPAQUE = frozenset({Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.SEARCHSORTED, Op.SCATTER_ADD, Op.LINALG, Op.FFT, Op.PAIRS})
 
 # The ops that mean something for complex operands (ir/complex.py lowers each); `make` refuses
@@ -162,7 +162,8 @@ COMPLEX_OPS = MOVEMENT | COMPLEX_PARTS | GRAPH_ONLY | frozenset({
     Op.ACOS, Op.ATAN, Op.ASINH, Op.ACOSH, Op.ATANH,
 })
 
-# Transcendental ops: costly enough that the scheduler counts them when estimating work.
+# Transcendental ops: their device libraries may round otherwise than numpy, so a small value is
+# never computed with them on the host (lazytensor/tensor.py's _HOST_OPS).
 TRANSCENDENTAL = frozenset({
     Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH,
     Op.COSH, Op.ASINH, Op.ACOSH, Op.ATANH, Op.EXPM1, Op.LOG1P, Op.LOG2, Op.LOG10, Op.ATAN2, Op.HYPOT,
