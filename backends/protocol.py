@@ -1,8 +1,9 @@
-"""The backend protocol: every device implements a Renderer, a Compiler and a Device."""
+"""The backend protocol: each device gives its Runtime a render function (loop IR -> source text,
+pure: a `Callable[[Kernel], str]`), a Compiler and a Device."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol
 
 import numpy as np
@@ -55,10 +56,6 @@ class Buffer:
         return f"Buffer({self.device}, {self.dtype.name}, {self.shape})"
 
 
-class Renderer(Protocol):
-    def render(self, kernel: Kernel) -> str: ...
-
-
 class Compiler(Protocol):
     identity: str  # compiler and target versions/features: part of every cache key
 
@@ -99,4 +96,3 @@ class Stats:
     plan_cache_hits: int = 0    # realizes of a graph structure seen before (no passes ran)
     jit_captures: int = 0       # lt.jit: calls that ran the function and recorded its kernels
     jit_replays: int = 0        # lt.jit: calls that replayed recorded kernels (no Python body)
-    extra: dict = field(default_factory=dict)
