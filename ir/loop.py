@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Union
 
@@ -244,7 +244,6 @@ class Kernel:
     threads: int = 1
     bindings: tuple[Binding, ...] = ()
     local_arrays: tuple[LocalArray, ...] = ()
-    meta: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 START, END = Var("start"), Var("end")
