@@ -40,10 +40,6 @@ class View:
     def contiguous(shape: Shape) -> "View":
         return View(tuple(shape), contiguous_strides(tuple(shape)))
 
-    @property
-    def is_contiguous(self) -> bool:
-        return self.offset == 0 and self.mask is None and self.strides == contiguous_strides(self.shape)
-
     def _with(self, shape, strides, offset, mask) -> "View":
         shape, strides = tuple(shape), tuple(strides)
         strides = tuple(0 if size == 1 else st for size, st in zip(shape, strides))
