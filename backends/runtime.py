@@ -60,8 +60,6 @@ class Runtime:
             self.stats.memory_cache_hits += 1
             return known
         source = text.replace(_PLACEHOLDER, name)
-        if self.debug >= 2:
-            print(f"---- {self.device.name} kernel {name} ----\n{source}", file=sys.stderr)
         key = cache_key(source, self.compiler.identity, VERSION)
 
         def compile_now() -> bytes:

@@ -1,31 +1,21 @@
-"""realize(): the whole pipeline from pending graph to buffers, one readable function.
+"""realize(): pending tensors to buffers.
 
-    structure of the graph -> a plan cached for it? run it. Else:
-    optimize (fold, simplify; CSE by hash-consing)  ->  fuse into kernels
-    -> per kernel: collapse axes -> schedule (heuristics) -> lower to loop IR
-    -> render + compile (cached) -> the plan (lazytensor/plan.py) -> launch
+    structure of the graph -> a plan cached for it? run it. Else the pipeline
+    (lazytensor/pipeline.py: kernels, then compile_kernel for each) -> the plan
+    (lazytensor/plan.py) -> launch
 """
 from __future__ import annotations
 
-import sys
 import threading
 import weakref
 from typing import TYPE_CHECKING
 
-from . import capture, plan
-from .backends.runtime import CompiledKernel, Runtime
+from . import capture, pipeline, plan
+from .backends.runtime import Runtime
 from .autograd import tracks
 from .devices import runtime
-from .ir.bfloat16 import lower as lower_bfloat16
-from .ir.complex import lower as lower_complex
-from .ir.graph import Node, pretty, toposort
+from .ir.graph import Node, toposort
 from .ir.ops import Op
-from .ir.passes import optimize
-from .ir.verify import verify
-from .scheduler.collapse import collapse_axes
-from .scheduler.fusion import fuse
-from .scheduler.lower import lower
-from .scheduler.schedule import heuristic_schedule, reductions
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -197,22 +187,9 @@ _BUFFER = Op.BUFFER
 
 
 def _plan(rt: Runtime, graph: list[Node], leaves: list[Node]) -> plan.Plan:
-    """The passes, for a structure not seen before: optimize, fuse, then per kernel schedule,
-    lower and compile (in compiled_kernel)."""
-    roots = optimize(graph)
-    if rt.debug:
-        verify(roots)
-    if rt.debug >= 3:
-        print("---- graph ----\n" + pretty(roots), file=sys.stderr)
-    # a reshape at the top is a view of the realized memory, like numpy's: no kernel for it
-    bases = [_strip_reshapes(root) for root in roots]
-    lowered, leaves = lower_complex(bases, leaves)   # (kernels compute with real numbers only,
-    lowered, leaves = lower_bfloat16(lowered, leaves)   # and bfloat16 values as float32)
-    if lowered is not bases:
-        bases = optimize(lowered)
-    # (the cpu lowering runs a reduction once per row it depends on: row ops are one kernel)
-    specs = fuse(bases, hoist_reductions=rt.device.target.name == "cpu")
-    return plan.build(specs, bases, leaves, lambda spec: compiled_kernel(rt, spec.expr, len(spec.inputs)))
+    """The plan for a structure not seen before: the pipeline's kernels, each compiled."""
+    found = pipeline.kernels(graph, rt.device.target, leaves)
+    return plan.build(found.kernels, found.roots, found.leaves, lambda kernel: pipeline.compile_kernel(kernel, rt))
 
 
 def _known_values(roots: list[Node]) -> list[Node]:
@@ -223,28 +200,6 @@ def _known_values(roots: list[Node]) -> list[Node]:
         memo[node] = _REALIZED.get(node) or (node if src == node.src else
                                              Node(node.op, node.dtype, node.shape, src, node.arg))
     return [memo[r] for r in roots]
-
-
-def _strip_reshapes(node: Node) -> Node:
-    while node.op is Op.RESHAPE:
-        node = node.src[0]
-    return node
-
-
-def compiled_kernel(rt: Runtime, expr: Node, ninputs: int) -> CompiledKernel:
-    """Schedule, lower and compile a kernel expression; reused while the same expression recurs
-    (expressions are hash-consed and hold no buffers, so equal structure is the same node)."""
-    known = rt.by_expression.get(expr)
-    if known is not None:
-        rt.stats.memory_cache_hits += 1
-        return known
-    collapsed = collapse_axes(expr)
-    schedule = heuristic_schedule(collapsed, rt.device.target)
-    kernel = lower(collapsed, schedule, "kernel", ninputs)
-    prefix = ("r" if reductions(collapsed) else "e") + "_" + "_".join(map(str, expr.shape or (1,)))
-    compiled = rt.compile(kernel, prefix)
-    rt.by_expression.put(expr, compiled)
-    return compiled
 
 
 __all__ = ["realize"]

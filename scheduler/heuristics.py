@@ -41,7 +41,12 @@ TILE_MIN_ACCUMULATORS = 4
 # that the rows of A streaming past do not evict it. The panel lives on the stack.
 PACK_MIN_STRIDE_BYTES = 1024
 PACK_MIN_REUSE = 16
-PACK_PANEL_BYTES = 512 * 1024
+
+
+def pack_panel_bytes(target) -> int:
+    """The largest panel worth packing: half of a core's L2."""
+    return target.l2_bytes // 2
+
 
 # Rows of a register tile whose row is a whole short last axis (at most two vectors: a 10-class
 # output layer's weight gradient): 8 rows measured 60-100 us on 512x10 over a batch of 128,

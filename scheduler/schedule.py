@@ -93,9 +93,9 @@ def reductions(expr: Node) -> list[Node]:
 
 def heuristic_schedule(expr: Node, target: Target) -> Schedule:
     """The heuristic schedule of a kernel expression for `target`."""
-    if target.name == "cpu":
-        return cpu_schedule(expr, target)
-    return gpu_schedule(expr, target)
+    if target.launches_blocks:
+        return gpu_schedule(expr, target)
+    return cpu_schedule(expr, target)
 
 
 def gpu_schedule(expr: Node, target: Target) -> Schedule:
@@ -195,7 +195,7 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
     dot_tile = _dot_tile_schedule(expr, *tileable[:2], work, lanes) if tileable else None
     if dot_tile is not None:
         return dot_tile
-    vector_axes = _outer_reduction_axes(shape, tileable) if tileable else []
+    vector_axes = _outer_reduction_axes(shape, tileable, target) if tileable else []
     if vector_axes:
         tiled = _register_tile_schedule(shape, vector_axes, work, lanes, tileable, target)
         if tiled is not None:
@@ -280,7 +280,7 @@ def _tileable_reduction(expr: Node, reduces: list[Node]) -> Tileable | None:
     return r, strides, loads
 
 
-def _outer_reduction_axes(shape: tuple[int, ...], tileable: Tileable) -> list[int]:
+def _outer_reduction_axes(shape: tuple[int, ...], tileable: Tileable, target: Target) -> list[int]:
     """Where the innermost reduced axis of `r` is strided in memory (a matmul's weight gradient:
     sum over the batch of x[b, k] * g[b, n]) or too short to vectorize (a convolution's taps),
     the output axes every load reads contiguously, not at all, or packed (_packable_once), some
@@ -296,7 +296,7 @@ def _outer_reduction_axes(shape: tuple[int, ...], tileable: Tileable) -> list[in
     for axis, n in enumerate(shape):
         if axis in r.arg or n == 1:
             continue
-        packed = [_packable_once(shape, axis, r, st, load, loads) for st, load in zip(strides, loads)]
+        packed = [_packable_once(shape, axis, r, st, load, loads, target) for st, load in zip(strides, loads)]
         if all(st[axis] in (0, 1) or p for st, p in zip(strides, packed)) and \
                 any(st[axis] == 1 or p for st, p in zip(strides, packed)):
             axes.append(axis)
@@ -304,12 +304,12 @@ def _outer_reduction_axes(shape: tuple[int, ...], tileable: Tileable) -> list[in
 
 
 def _packable_once(shape: tuple[int, ...], axis: int, r: Node, st: tuple[int, ...], load: Node,
-                   loads: list[Node]) -> bool:
+                   loads: list[Node], target: Target) -> bool:
     """Whether a load strided along output axis `axis` can be packed once per call into a layout
     where `axis` is contiguous: it varies along no other output axis (a convolution's weights,
     per output channel), it is the only read of its input, and all it reads fits in a panel."""
     panel = shape[axis] * math.prod(r.src[0].shape[a] for a in r.arg) * load.dtype.itemsize
-    return st[axis] not in (0, 1) and _read_once(load, loads) and panel <= H.PACK_PANEL_BYTES and \
+    return st[axis] not in (0, 1) and _read_once(load, loads) and panel <= H.pack_panel_bytes(target) and \
         all(st[d] == 0 for d, n in enumerate(shape) if d != axis and d not in r.arg and n > 1)
 
 
@@ -416,7 +416,7 @@ def _panel_to_pack(shape: tuple[int, ...], tileable: Tileable, row: int, col: in
         if not _read_once(load, loads):
             continue
         if st[col] == 1 and st[row] == 0 and any(abs(st[a]) * load.dtype.itemsize >= H.PACK_MIN_STRIDE_BYTES
-                                                 for a in r.arg) and k * nr * load.dtype.itemsize <= H.PACK_PANEL_BYTES:
+                                                 for a in r.arg) and k * nr * load.dtype.itemsize <= H.pack_panel_bytes(target):
             return load.arg[0]
     return None
 

@@ -6,26 +6,24 @@ from __future__ import annotations
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 
+from lazytensor import pipeline
 from lazytensor.backends import cstyle
 from lazytensor.backends.cuda.compiler import nvcc_compile
 from lazytensor.ir.target import Target
-from lazytensor.scheduler.collapse import collapse_axes
-from lazytensor.scheduler.lower import lower
-from lazytensor.scheduler.schedule import heuristic_schedule
+from lazytensor.scheduler.fusion import KernelSpec
 
 # what an H100 tells the scheduler (cuda:0 on the machines the device tool lends)
-H100 = Target("cuda", simd_bytes=0, cores=132, max_threads_per_block=1024, local_memory_bytes=48 * 1024,
+H100 = Target("cuda", simd_bytes=0, cores=132, launches_blocks=True, max_threads_per_block=1024, local_memory_bytes=48 * 1024,
               features="sm_90")
 ARCH = "sm_90"
 CHUNK = 400  # kernels per nvcc run: one file of many kernels costs ~5 ms a kernel
 
 
-def cuda_source(expr, ninputs: int) -> str:
-    """The CUDA source of a kernel expression, named by its content (as the runtime names
-    kernels), so sources from several processes can share one file."""
-    collapsed = collapse_axes(expr)
-    kernel = lower(collapsed, heuristic_schedule(collapsed, H100), "__lt_kernel__", ninputs)
-    text = cstyle.render(kernel, cstyle.CUDA)
+def cuda_source(kernel: KernelSpec) -> str:
+    """The CUDA source of a fused kernel, named by its content (as the runtime names kernels),
+    so sources from several processes can share one file."""
+    _, _, lowered = pipeline.loops(kernel, H100, name="__lt_kernel__")
+    text = cstyle.render(lowered, cstyle.CUDA)
     return text.replace("__lt_kernel__", "k_" + hashlib.sha256(text.encode()).hexdigest()[:16])
 
 

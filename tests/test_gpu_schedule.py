@@ -22,16 +22,14 @@ from cuda_check import H100
 from lazytensor.backends import cstyle
 from lazytensor.backends.cuda.compiler import nvcc_compile, nvcc_path
 from lazytensor.devices import runtime
+from lazytensor import pipeline
 from lazytensor.ir import loop
 from lazytensor.ir.graph import Node
 from lazytensor.ir.ops import OPAQUE, Op
-from lazytensor.ir.passes import optimize
 from lazytensor.ir.target import Target
-from lazytensor.scheduler.collapse import collapse_axes
-from lazytensor.scheduler.fusion import KernelSpec, fuse
+from lazytensor.scheduler.fusion import KernelSpec
 from lazytensor.scheduler.lower import lower
-from lazytensor.scheduler.schedule import (Bind, CacheRead, Fuse, Reorder, Split, gpu_schedule, heuristic_schedule,
-                                           reductions)
+from lazytensor.scheduler.schedule import (Bind, CacheRead, Fuse, Reorder, Split, gpu_schedule, reductions)
 
 HAS_OPENCL = "opencl:0" in lt.devices()
 needs_opencl = pytest.mark.skipif(not HAS_OPENCL, reason="no OpenCL device (needs pyopencl and a driver such as PoCL)")
@@ -41,9 +39,9 @@ needs_nvcc = pytest.mark.skipif(nvcc_path() is None, reason="nvcc (the CUDA comp
 # of two, and a device that states no limit.
 TARGETS = {
     "h100": H100,
-    "small": Target("opencl", simd_bytes=0, cores=4, max_threads_per_block=64, local_memory_bytes=16 * 1024),
-    "limit96": Target("cuda", simd_bytes=0, cores=8, max_threads_per_block=96, local_memory_bytes=48 * 1024),
-    "nolimit": Target("cuda", simd_bytes=0, cores=16),
+    "small": Target("opencl", simd_bytes=0, cores=4, launches_blocks=True, max_threads_per_block=64, local_memory_bytes=16 * 1024),
+    "limit96": Target("cuda", simd_bytes=0, cores=8, launches_blocks=True, max_threads_per_block=96, local_memory_bytes=48 * 1024),
+    "nolimit": Target("cuda", simd_bytes=0, cores=16, launches_blocks=True),
 }
 DEFAULT_THREADS = 256  # what a target without max_threads_per_block gets (heuristics.GPU_THREADS)
 f16, f32, f64 = np.float16, np.float32, np.float64
@@ -126,26 +124,17 @@ class Lowered:
     kernel: loop.Kernel
 
 
-def _base(node: Node) -> Node:
-    """realize computes the node under top-level reshapes (a reshape of the result is a view)."""
-    while node.op is Op.RESHAPE:
-        node = node.src[0]
-    return node
-
-
 def lower_tensor(result: lt.Tensor, target: Target, prefix: str) -> tuple[list[Lowered], Node]:
     """The kernels that realize `result` (an unrealized cpu tensor) for `target`, and the node the
     last of them computes."""
-    (root,) = optimize([result.node])
+    found = pipeline.kernels([result.node], target)
     kernels = []
-    for i, spec in enumerate(fuse([_base(root)])):
+    for i, spec in enumerate(found.kernels):
         assert spec.root.op not in OPAQUE, "these expressions have no opaque steps (those run on the host)"
-        expr = collapse_axes(spec.expr)
-        schedule = gpu_schedule(expr, target)
-        assert heuristic_schedule(expr, target) == schedule   # what realize asks for on a gpu
-        kernel = lower(expr, schedule, identifier(prefix, str(i)), len(spec.inputs))
+        expr, schedule, kernel = pipeline.loops(spec, target, name=identifier(prefix, str(i)))
+        assert gpu_schedule(expr, target) == schedule   # a gpu target gets the gpu heuristics
         kernels.append(Lowered(spec, expr, schedule, kernel))
-    return kernels, _base(root)
+    return kernels, found.roots[0]
 
 
 @functools.lru_cache(maxsize=None)
@@ -267,8 +256,7 @@ def test_values_on_opencl(name):
 # ---- schedules that cannot be lowered ---------------------------------------------------------------
 
 def single_kernel(result: lt.Tensor) -> Node:
-    (root,) = optimize([result.node])
-    (spec,) = fuse([_base(root)])
+    (spec,) = pipeline.kernels([result.node], TARGETS["h100"]).kernels
     return spec.expr
 
 
@@ -356,10 +344,10 @@ NOT_POW2 = ("row-sum", (Fuse(("i0", "i1")), Bind("i0xi1", "block"), Split("r0_1"
 def custom_kernel(name: str) -> tuple[Lowered, Node]:
     case, schedule = NOT_POW2 if name == "not-pow2" else CUSTOM[name]
     result = CASES[case].build(*[lt.asarray(a) for a in inputs(case)])
-    (root,) = optimize([result.node])
-    (spec,) = fuse([_base(root)])
-    expr = collapse_axes(spec.expr)
-    return Lowered(spec, expr, schedule, lower(expr, schedule, identifier("h", name), len(spec.inputs))), _base(root)
+    found = pipeline.kernels([result.node], TARGETS["h100"])
+    (spec,) = found.kernels
+    expr, _, kernel = pipeline.loops(spec, TARGETS["h100"], schedule, name=identifier("h", name))
+    return Lowered(spec, expr, schedule, kernel), found.roots[0]
 
 
 def not_pow2_kernel():

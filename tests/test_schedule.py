@@ -7,21 +7,27 @@ import lazytensor as lt
 from conftest import run_isolated
 from lazytensor.devices import runtime
 from lazytensor.ir.ops import Op
-from lazytensor.ir.passes import optimize
+from lazytensor import pipeline
 from lazytensor.scheduler.collapse import collapse_axes
-from lazytensor.scheduler.fusion import fuse
-from lazytensor.scheduler.lower import lower
 from lazytensor.scheduler.schedule import (CacheRead, CacheWrite, Parallel, PartialSum, Reorder, Split, Unroll,
-                                           Vectorize, heuristic_schedule, reductions)
+                                           Vectorize, reductions)
+
+
+def kernels_of(*outputs: lt.Tensor) -> list:
+    """The fused kernels that compute `outputs` on the cpu (the pipeline's first stage)."""
+    return pipeline.kernels([out.node for out in outputs], runtime("cpu").device.target).kernels
+
+
+def schedule_of(spec, target=None) -> tuple:
+    """The heuristic schedule of a kernel for `target` (the cpu's by default)."""
+    return pipeline.loops(spec, target or runtime("cpu").device.target)[1]
 
 
 def run_with_schedule(out: lt.Tensor, schedule, collapse: bool = True) -> np.ndarray:
     """Realize `out` (a single-kernel expression) with an explicit schedule."""
-    (spec,) = fuse(optimize([out.node]))
-    expr = collapse_axes(spec.expr) if collapse else spec.expr
-    kernel = lower(expr, tuple(schedule), "k", len(spec.inputs))
     rt = runtime("cpu")
-    compiled = rt.compile(kernel, "test")
+    (spec,) = kernels_of(out)
+    compiled = pipeline.compile_kernel(spec, rt, tuple(schedule), collapse=collapse)
     result = rt.device.allocate(spec.root.shape, spec.root.dtype)
     rt.launch(compiled, [result] + [n.arg for n in spec.inputs])
     return rt.device.to_numpy(result).copy()
@@ -80,20 +86,20 @@ def test_bad_schedules_are_refused(operands):
 def test_heuristics_parallelize_and_vectorize():
     target = runtime("cpu").device.target
     x = lt.asarray(np.ones((1 << 20,), np.float32))
-    (spec,) = fuse(optimize([(x * 2 + 1).node]))
-    schedule = heuristic_schedule(collapse_axes(spec.expr), target)
+    (spec,) = kernels_of((x * 2 + 1))
+    schedule = schedule_of(spec, target)
     kinds = {type(p) for p in schedule}
     assert {Split, Parallel, Vectorize} <= kinds
     lanes = target.simd_bytes // 4
     assert Vectorize("i0_i", lanes) in schedule
     rows = lt.asarray(np.ones((4096, 512), np.float32)).sum(axis=1, keepdims=True)
-    (spec,) = fuse(optimize([rows.node]))
-    schedule = heuristic_schedule(collapse_axes(spec.expr), target)
+    (spec,) = kernels_of(rows)
+    schedule = schedule_of(spec, target)
     assert Parallel("i0") in schedule
     assert any(isinstance(p, Vectorize) and p.axis.startswith("r") for p in schedule)
     tiny = lt.asarray(np.ones(100, np.float32)) + 1
-    (spec,) = fuse(optimize([tiny.node]))
-    assert not any(isinstance(p, Parallel) for p in heuristic_schedule(collapse_axes(spec.expr), target))
+    (spec,) = kernels_of(tiny)
+    assert not any(isinstance(p, Parallel) for p in schedule_of(spec, target))
 
 
 @pytest.mark.parametrize("length", [100, 300, 500, 512, 784, 4096])
@@ -104,8 +110,8 @@ def test_a_reduction_takes_the_accumulators_that_leave_least_to_a_scalar_tail(le
     lanes = max(1, target.simd_bytes // 4)
     values = np.random.default_rng(length).standard_normal((64, length)).astype(np.float32)
     rows = lt.asarray(values).max(axis=1, keepdims=True)
-    (spec,) = fuse(optimize([rows.node]))
-    unroll = next(p.factor for p in heuristic_schedule(collapse_axes(spec.expr), target)
+    (spec,) = kernels_of(rows)
+    unroll = next(p.factor for p in schedule_of(spec, target)
                   if isinstance(p, Unroll) and p.axis.startswith("r"))
 
     def cost(a: int) -> int:
@@ -116,11 +122,11 @@ def test_a_reduction_takes_the_accumulators_that_leave_least_to_a_scalar_tail(le
 
 def test_collapse_makes_contiguous_elementwise_one_loop():
     x = lt.asarray(np.ones((64, 32, 16), np.float32))
-    (spec,) = fuse(optimize([(x * 2).node]))
+    (spec,) = kernels_of((x * 2))
     assert collapse_axes(spec.expr).shape == (64 * 32 * 16,)
-    (spec,) = fuse(optimize([(x.permute(1, 0, 2) * 2).node]))
+    (spec,) = kernels_of((x.permute(1, 0, 2) * 2))
     assert collapse_axes(spec.expr).shape == (32, 64, 16)  # a transpose keeps its axes apart
-    (spec,) = fuse(optimize([x.sum(axis=(1, 2), keepdims=True).node]))
+    (spec,) = kernels_of(x.sum(axis=(1, 2), keepdims=True))
     collapsed = collapse_axes(spec.expr)
     reduce_node = next(n for n in _walk(collapsed) if n.op is Op.SUM)
     assert reduce_node.src[0].shape == (64, 32 * 16)
@@ -138,9 +144,9 @@ def test_cpu_code_is_vectorized():
         pytest.skip("the host has no AVX-512: zmm registers are not expected")
     x = lt.asarray(np.ones(1 << 20, np.float32))
     for out in ((x * 2 + 1).sqrt(), (x * x).sum(keepdims=True), (x - 1).exp()):
-        (spec,) = fuse(optimize([out.node]))
-        from lazytensor.realize import compiled_kernel
-        assembly = rt.compiler.assembly(compiled_kernel(rt, spec.expr, len(spec.inputs)).source)
+        (spec,) = kernels_of(out)
+        from lazytensor.pipeline import compile_kernel
+        assembly = rt.compiler.assembly(compile_kernel(spec, rt).source)
         assert "zmm" in assembly
 
 
@@ -244,8 +250,8 @@ def test_cache_write_is_refused_where_it_does_not_fit(operands):
 
 
 def _schedule_of(out: lt.Tensor):
-    (spec,) = fuse(optimize([_matmul_kernel(out).node]))
-    return heuristic_schedule(collapse_axes(spec.expr), runtime("cpu").device.target)
+    (spec,) = kernels_of(_matmul_kernel(out))
+    return schedule_of(spec)
 
 
 def test_heuristic_tiles_outputs_for_a_strided_reduction():
@@ -396,15 +402,15 @@ def test_convolution_tiles_outputs_along_channels_with_packed_weights():
     innermost), its rows along the image row (neighbouring inputs, broadcast); the reduction
     keeps the order the weights are packed in."""
     x, w = lt.asarray(np.ones((2, 8, 12, 56), np.float32)), lt.asarray(np.ones((16, 8, 3, 3), np.float32))
-    specs = fuse(optimize([lt.nn.functional.conv2d(x, w, padding=1).node]))
+    specs = kernels_of(lt.nn.functional.conv2d(x, w, padding=1))
     assert [bool(reductions(s.expr)) for s in specs][:2] == [False, True]   # the input padded once, then the sum
-    tiled = heuristic_schedule(collapse_axes(specs[1].expr), runtime("cpu").device.target)
+    tiled = schedule_of(specs[1])
     assert CacheRead(1, None) in tiled and CacheWrite("i3_i") in tiled and Vectorize("i1_i", 16) in tiled
     assert not any(isinstance(p, Reorder) and p.axes[0].startswith("r") for p in tiled)
     # a short output row with no tile of vectors along it: the same along channels
     w64 = lt.asarray(np.ones((64, 8, 3, 3), np.float32))
-    specs = fuse(optimize([lt.nn.functional.conv2d(lt.asarray(np.ones((2, 8, 9, 9), np.float32)), w64).node]))
-    tiled = heuristic_schedule(collapse_axes(specs[0].expr), runtime("cpu").device.target)
+    specs = kernels_of(lt.nn.functional.conv2d(lt.asarray(np.ones((2, 8, 9, 9), np.float32)), w64))
+    tiled = schedule_of(specs[0])
     assert CacheRead(1, None) in tiled and Vectorize("i1_i", 16) in tiled
 
 
@@ -414,9 +420,8 @@ def test_row_reductions_run_once_per_row():
     from lazytensor.ir import loop
     X = lt.asarray(np.ones((64, 300), np.float32))
     e = (X - X.max(axis=1, keepdims=True)).exp()
-    (spec,) = fuse(optimize([(e / e.sum(axis=1, keepdims=True)).node]), hoist_reductions=True)
-    expr = collapse_axes(spec.expr)
-    kernel = lower(expr, heuristic_schedule(expr, runtime("cpu").device.target), "k", len(spec.inputs))
+    (spec,) = kernels_of(e / e.sum(axis=1, keepdims=True))
+    _, _, kernel = pipeline.loops(spec, runtime("cpu").device.target)
     (rows,) = kernel.body
     assert rows.var.name == "i0"
     inner = [s.var.name for s in rows.body if isinstance(s, loop.For)]

@@ -45,7 +45,7 @@ def new_target_machine() -> "llvm.TargetMachine":
 def host_target() -> Target:
     features = llvm.get_host_cpu_features()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return Target("cpu", simd_bytes=_host_vector_bytes(), cores=cores,
+    return Target("cpu", simd_bytes=_host_vector_bytes(), cores=cores, hoists_reductions=True,
                   features=f"{llvm.get_host_cpu_name()} {features.flatten()}", scalar_ops=scalar_ops())
 
 

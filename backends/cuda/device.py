@@ -106,7 +106,7 @@ class CUDADevice:
         attr = drv.device_attribute
         major, minor = self.cu_device.compute_capability()
         self.arch = f"sm_{major}{minor}"
-        self.target = Target("cuda", simd_bytes=0,
+        self.target = Target("cuda", simd_bytes=0, launches_blocks=True,
                              cores=self.cu_device.get_attribute(attr.MULTIPROCESSOR_COUNT),
                              max_threads_per_block=self.cu_device.get_attribute(attr.MAX_THREADS_PER_BLOCK),
                              local_memory_bytes=self.cu_device.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK),

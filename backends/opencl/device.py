@@ -50,7 +50,7 @@ class OpenCLDevice:
         self.queue = cl.CommandQueue(self.context)
         self.fp64 = "cl_khr_fp64" in d.extensions
         self.max_alloc = d.max_mem_alloc_size
-        self.target = Target("opencl", simd_bytes=0, cores=d.max_compute_units,
+        self.target = Target("opencl", simd_bytes=0, launches_blocks=True, cores=d.max_compute_units,
                              max_threads_per_block=d.max_work_group_size, local_memory_bytes=d.local_mem_size,
                              features=f"{d.platform.name} | {d.name} | {d.version} | {d.driver_version}")
         self._memory = MemoryPool()
