@@ -13,7 +13,7 @@ class Target:
     l1_bytes: int = 32 * 1024
     l2_bytes: int = 1024 * 1024      # per core (the packing heuristic keeps a panel in half of it)
     max_threads_per_block: int = 0   # gpu only (0: none stated)
-    local_memory_bytes: int = 0      # gpu shared/local memory per block
+    local_memory_bytes: int = 0      # a kernel's local arrays: a gpu block's shared memory, a cpu thread's stack share
     # the lowering computes a reduction once per iteration of the output loops it depends on (the
     # cpu's loop nests), so fusion may keep a reduction read broadcast inside its consumer
     hoists_reductions: bool = False

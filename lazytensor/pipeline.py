@@ -35,7 +35,7 @@ from .ir.target import Target
 from .ir.verify import IRError, verify, verify_kernel_expression, verify_loops
 from .scheduler.collapse import collapse_axes
 from .scheduler.fusion import KernelSpec, fuse
-from .scheduler.lower import lower
+from .scheduler.lower import check_fits, lower
 from .scheduler.schedule import Schedule, heuristic_schedule, reductions
 
 STAGES = ("graph", "fuse", "schedule", "loops", "source")
@@ -82,6 +82,7 @@ def loops(kernel: KernelSpec, target: Target, schedule: Optional[Schedule] = Non
         schedule = heuristic_schedule(expr, target)
     _dump("schedule", lambda: f"{name} {'x'.join(map(str, expr.shape))}: " + ", ".join(map(repr, schedule)))
     lowered = lower(expr, schedule, name, len(kernel.inputs))
+    check_fits(lowered, target)
     _verified(verify_loops, lowered, name)
     _dump("loops", lambda: format_kernel(lowered))
     return expr, schedule, lowered

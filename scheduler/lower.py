@@ -21,11 +21,6 @@ from .schedule import (Bind, CacheRead, CacheWrite, Fuse, Parallel, PartialSum, 
 
 _UPDATE = {Op.SUM: Op.ADD, Op.PROD: Op.MUL, Op.REDUCE_MAX: Op.MAX, Op.REDUCE_MIN: Op.MIN}
 
-# cpu local arrays (a CacheWrite tile, packed panels) live on the stack of the thread that runs
-# the kernel: 8 MB for a main thread by default, 16 MB for our workers. The heuristics stay
-# under ~600 KB; an explicit schedule past this limit is refused instead of crashing.
-LOCAL_ARRAY_MAX_BYTES = 4 << 20
-
 
 def identity(op: Op, dtype: DType):
     """The start value of an accumulator. A float sum starts at +0.0, as numpy's does: an empty
@@ -331,11 +326,6 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
             update = replace(update, value=value)
             arrays.append(packed)
             prologues[cache.at] = prologues.get(cache.at, ()) + packing
-    stack = sum(a.size * a.dtype.itemsize for a in arrays)
-    if stack > LOCAL_ARRAY_MAX_BYTES:   # (past a thread's stack, the kernel would crash the process)
-        sizes = ", ".join(f"{a.name} {a.size * a.dtype.itemsize:,} B" for a in arrays)
-        raise ValueError(f"CacheWrite/CacheRead: the kernel's local arrays need {stack:,} bytes ({sizes}), more "
-                         f"than {LOCAL_ARRAY_MAX_BYTES:,}; split the tile's loops, or pack at a loop further in")
     body = _nest(tile, (init,)) + _nest(nests["r0"], _nest(tile, (update,))) + _nest(tile, (finish,))
     return _kernel(name, expr, lowering, nparams, outer, body, prologues, local_arrays=tuple(arrays))
 
@@ -557,3 +547,16 @@ class _ExprLowering:
         for s in node.src:
             srcs.append((yield (s, idx)))
         return Alu(node.op, tuple(srcs), node.dtype)
+
+
+def check_fits(kernel: loop.Kernel, target) -> None:
+    """A ValueError where the kernel's local arrays (a CacheWrite tile, packed panels, gpu
+    staging) need more than the target's `local_memory_bytes` (a cpu thread's share of its
+    stack, a gpu block's shared memory): past it a cpu kernel would crash the process."""
+    arrays = kernel.local_arrays
+    need = sum(a.size * a.dtype.itemsize for a in arrays)
+    if need > target.local_memory_bytes:
+        sizes = ", ".join(f"{a.name} {a.size * a.dtype.itemsize:,} B" for a in arrays)
+        raise ValueError(f"CacheWrite/CacheRead: the kernel's local arrays need {need:,} bytes ({sizes}), more "
+                         f"than {target.local_memory_bytes:,} on {target.name}; split the tile's loops, or pack "
+                         "at a loop further in")

@@ -42,10 +42,20 @@ def new_target_machine() -> "llvm.TargetMachine":
                                         opt=3, codemodel="jitdefault", reloc="pic")
 
 
+# Stack of a worker thread: kernels keep their local arrays there (a register tile, a packed
+# panel of up to 512 KB); 16 MB of address space, of which only the pages touched are memory.
+WORKER_STACK_BYTES = 16 << 20
+# The most a kernel's local arrays may take (the cpu Target's local_memory_bytes): half the
+# smaller of a worker's stack and a main thread's default one (8 MB), which runs chunks too.
+# The heuristics stay under ~600 KB; an explicit schedule past it is refused, not run to a crash.
+LOCAL_ARRAY_MAX_BYTES = min(WORKER_STACK_BYTES, 8 << 20) // 2
+
+
 def host_target() -> Target:
     features = llvm.get_host_cpu_features()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return Target("cpu", simd_bytes=_host_vector_bytes(), cores=cores, hoists_reductions=True,
+                  local_memory_bytes=LOCAL_ARRAY_MAX_BYTES,
                   features=f"{llvm.get_host_cpu_name()} {features.flatten()}", scalar_ops=scalar_ops())
 
 

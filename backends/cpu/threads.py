@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 import llvmlite.binding as llvm
 import numpy as np
 
-from .compiler import LLVM_LOCK, new_target_machine
+from .compiler import LLVM_LOCK, WORKER_STACK_BYTES, new_target_machine
 
 # Byte offsets into the shared state. The job word, written by the launcher and claimed from by
 # every thread, the counters the launcher waits on, and the job's fields each sit on a cache line
@@ -320,9 +320,6 @@ _ENTRY_RUN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_v
 _ENTRY_STOP = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
-# Stack of a worker thread: kernels keep their local arrays there (a register tile, a packed
-# panel of up to 512 KB); 16 MB of address space, of which only the pages touched are memory.
-WORKER_STACK_BYTES = 16 << 20
 
 
 class NativePool:
