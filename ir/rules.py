@@ -227,14 +227,18 @@ _UNARY_NUMPY = {
     Op.ACOSH: np.arccosh, Op.ATANH: np.arctanh, Op.EXPM1: np.expm1, Op.LOG1P: np.log1p,
     Op.LOG2: np.log2, Op.LOG10: np.log10, Op.SIGNBIT: np.signbit, Op.ERF: _erf,
 }
-_BINARY_NUMPY = {
+# numpy's ufunc of each binary op: the reference computes with it (POW through _pow, which
+# defines negative integer exponents), and the front end asks it for an arithmetic op's result
+# dtype (lazytensor/tensor.py's _UFUNC)
+BINARY_UFUNC: dict[Op, np.ufunc] = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.true_divide,
-    Op.FLOORDIV: np.floor_divide, Op.MOD: np.mod, Op.POW: _pow, Op.MAX: np.maximum,
+    Op.FLOORDIV: np.floor_divide, Op.MOD: np.remainder, Op.POW: np.power, Op.MAX: np.maximum,
     Op.MIN: np.minimum, Op.CMPLT: np.less, Op.CMPLE: np.less_equal, Op.CMPEQ: np.equal,
     Op.CMPNE: np.not_equal, Op.AND: np.bitwise_and, Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor,
     Op.SHL: np.left_shift, Op.SHR: np.right_shift, Op.ATAN2: np.arctan2, Op.HYPOT: np.hypot,
     Op.COPYSIGN: np.copysign,
 }
+_BINARY_NUMPY = {**BINARY_UFUNC, Op.POW: _pow}
 
 NUMPY_REFERENCE: dict[Op, Callable[[list[np.ndarray], Any, DType], np.ndarray]] = {
     **{op: (lambda fn: lambda srcs, arg, dt: fn(srcs[0]))(fn) for op, fn in _UNARY_NUMPY.items()},

@@ -20,7 +20,7 @@ from .ir.dtypes import (DType, bfloat16, bfloat16_values, bool_, cast_values, co
 from .ir.graph import Node
 from .ir.ops import COMPARISON, COMPLEX_PARTS, ELEMENTWISE, MOVEMENT, TRANSCENDENTAL, Op
 from .ir.passes import const
-from .ir.rules import NUMPY_REFERENCE, make
+from .ir.rules import BINARY_UFUNC, NUMPY_REFERENCE, make
 from .realize import _HELD_FROM_DEPTH, _REALIZED, bound_pending, realize, realized_value, values
 
 _LEAVES_DATA = autograd._LEAVES.data   # (the leaves' weak dictionary's own dict: emptiness is cheap to test)
@@ -1275,15 +1275,10 @@ def operands(*values: Any, name: str, device: Optional[str] = None,
     return nodes, device
 
 
-# The numpy ufunc of each arithmetic op: numpy decides the result dtype (int / int is float64,
-# bool // bool is int8) or refuses (bool - bool, float & float), and we follow it.
-_UFUNC = {
-    Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.true_divide,
-    Op.FLOORDIV: np.floor_divide, Op.MOD: np.remainder, Op.POW: np.power, Op.MAX: np.maximum,
-    Op.MIN: np.minimum, Op.AND: np.bitwise_and, Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor,
-    Op.SHL: np.left_shift, Op.SHR: np.right_shift, Op.ATAN2: np.arctan2, Op.HYPOT: np.hypot,
-    Op.COPYSIGN: np.copysign,
-}
+# The numpy ufunc of each arithmetic op (the rule tables'): numpy decides the result dtype (int /
+# int is float64, bool // bool is int8) or refuses (bool - bool, float & float), and we follow it.
+# Not comparisons: numpy's loop for them gives bool, their result's dtype, not their operands'.
+_UFUNC = {op: ufunc for op, ufunc in BINARY_UFUNC.items() if op not in COMPARISON}
 
 
 _NAMES = {op: op.name.lower() for op in Op}   # for messages (Enum's .name is a slow property)
