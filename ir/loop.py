@@ -40,6 +40,9 @@ class Const:
 class Var:
     name: str
     dtype: DType = int64
+    # a reduction's running value (a Declare, then Assigns): it changes as the loops run, so a
+    # renderer reads it afresh at each use instead of reusing an earlier read (reads_accumulator)
+    accumulator: bool = False
 
 
 def _forget(key: tuple) -> None:
@@ -374,7 +377,7 @@ def _reads_accumulator(e: Expr):
     if isinstance(e, LocalLoad):
         return True
     if isinstance(e, Var):
-        return e.name.startswith("acc")
+        return e.accumulator
     found = False
     for part in children(e):
         found = (yield part) or found

@@ -147,7 +147,7 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
     staged_slots: set[int] = set()
     thread_var = None
     for k, r in enumerate(reduces):
-        acc = Var(f"acc{k}", r.dtype)
+        acc = Var(f"acc{k}", r.dtype, accumulator=True)
         idx = [values[f"r{k}_{a}"] if a in r.arg else out_idx[a] for a in range(len(shape))]
         value = Alu(_UPDATE[r.op], (acc, lowering.expr(r.src[0], idx)), r.dtype)
         staged: dict[str, list[loop.Stmt]] = {}   # loop name -> cooperative loads at its start
@@ -171,7 +171,7 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             staged.setdefault(prim.at, []).extend(loads)
         partial = partials.get(k)
         if partial is not None:   # the terms unwidened (half: in float), into a partial sum
-            part = Var(f"acc{k}_part", max(partial.dtype, float32, key=lambda d: d.itemsize))   # ("acc": re-read)
+            part = Var(f"acc{k}_part", max(partial.dtype, float32, key=lambda d: d.itemsize), accumulator=True)
             term = lowering.expr(partial, idx)
             term = term if partial.dtype is part.dtype else Alu(Op.CAST, (term,), part.dtype)
             value = Alu(Op.ADD, (part, term), part.dtype)
@@ -508,7 +508,7 @@ class _ExprLowering:
     """Kernel-expression nodes -> loop-IR expressions at a given index."""
 
     def __init__(self, reduces: list[Node]):
-        self.acc = {r: Var(f"acc{k}", r.dtype) for k, r in enumerate(reduces)}
+        self.acc = {r: Var(f"acc{k}", r.dtype, accumulator=True) for k, r in enumerate(reduces)}
         self.loads: dict[int, DType] = {}
         self.masked: set[int] = set()   # slots read through a mask (padding)
         self.memo: dict[tuple, Expr] = {}

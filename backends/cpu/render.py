@@ -225,7 +225,7 @@ class _Renderer:
         """`expr` as a recursive definition (see ir/walk.py: `yield e` is a recursive call)."""
         if isinstance(e, Const):
             return literal(e.value, e.dtype)
-        if isinstance(e, Var) and e.name.startswith("acc"):
+        if isinstance(e, Var) and e.accumulator:
             value = self.fresh()  # accumulators change: always read the current value
             self.emit(f"{value} = load {LLVM_TYPE[e.dtype.name]}, ptr %{e.name}.addr")
             return value
