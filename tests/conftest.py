@@ -1,4 +1,6 @@
-"""Shared test set-up: a private kernel cache per test session, and the devices to test on."""
+"""Shared test set-up: a private temp folder and kernel cache per test session, removed at its
+end, and the devices to test on."""
+import atexit
 import operator
 import os
 import shutil
@@ -10,8 +12,27 @@ import zlib
 import numpy as np
 import pytest
 
+# ---- the session's temp folder ----------------------------------------------------------------
+# Whatever a test session writes to the temp folder goes into one folder of its own, removed as
+# the session ends (pytest_unconfigure below; atexit if the session never gets there): the
+# kernel cache, the CUDA compile check's sources, and what tests, lazytensor's own code (the
+# doctests' tempfile.mkdtemp()) and subprocesses create with tempfile. TMPDIR points there, so
+# pytest-xdist's workers and every subprocess inherit it; the process that made it (the
+# controller, or the only process without xdist) removes it. pytest's tmp_path folders stay in
+# the real temp folder (PYTEST_DEBUG_TEMPROOT), where pytest keeps those of failed tests
+# (tmp_path_retention_policy = "failed" in pyproject.toml) and removes the others.
+_SESSION_TMP = os.environ.get("LT_TEST_SESSION_TMP")
+_OWN_SESSION_TMP = not (_SESSION_TMP and os.path.isdir(_SESSION_TMP))
+if _OWN_SESSION_TMP:
+    os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
+    _SESSION_TMP = os.environ["LT_TEST_SESSION_TMP"] = tempfile.mkdtemp(prefix="lt-test-")
+    atexit.register(shutil.rmtree, _SESSION_TMP, ignore_errors=True)
+os.environ["TMPDIR"] = tempfile.tempdir = _SESSION_TMP
+
 # Before lazytensor is imported anywhere: tests never touch the user's real cache.
-os.environ.setdefault("LT_CACHE_DIR", tempfile.mkdtemp(prefix="lt-test-cache-"))
+if "LT_CACHE_DIR" not in os.environ:
+    os.environ["LT_CACHE_DIR"] = os.path.join(_SESSION_TMP, "kernel-cache")
+    os.makedirs(os.environ["LT_CACHE_DIR"], exist_ok=True)
 # SciPy reads this once, at its import: its functions (and scikit-learn's array API dispatch,
 # which needs it) then accept any Array API namespace, lazytensor's included.
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
@@ -45,7 +66,24 @@ def run_isolated(code: str, cache_dir, *args: str, timeout: int = 900) -> subpro
     return out
 
 
-@pytest.fixture(params=DEVICES)
+# ---- the devices to test on --------------------------------------------------------------------
+# `device` runs a test on every device here (DEVICES: tests that parametrize by hand use it). A
+# backend with no device here is not left out silently:
+# - OpenCL: a placeholder parameter "opencl", skipped with the reason and the fix; one per test
+#   function (pytest_collection_modifyitems deselects the rest), not one per parameter set.
+# - CUDA: one line at the end of the run (pytest_terminal_summary), not a skip per test function:
+#   nearly every machine lacks a CUDA GPU, and as many skips again on every run would bury the
+#   skips that say something; where nvcc exists, the CUDA compile check (below) still compiles
+#   every kernel the session ran as CUDA source.
+NO_OPENCL = ("no OpenCL device: install an OpenCL driver (apt-get install pocl-opencl-icd) "
+             "to run the OpenCL tests")
+NO_CUDA = ("no CUDA GPU: the CUDA tests need an NVIDIA GPU with its driver, pycuda (pip install pycuda) "
+           "and nvcc")
+_PLACEHOLDERS = {} if any(d.startswith("opencl") for d in DEVICES) else {"opencl": NO_OPENCL}
+
+
+@pytest.fixture(params=[*DEVICES, *(pytest.param(name, marks=pytest.mark.skip(reason=why))
+                                    for name, why in _PLACEHOLDERS.items())])
 def device(request):
     return request.param
 
@@ -62,26 +100,32 @@ def has_fp64(device: str) -> bool:
 # sampled: every test function runs there, and of its parameter sets one in LT_TEST_SAMPLE
 # (default 4), chosen by a stable hash of the test id, so every run tests the same sample.
 # LT_TEST_SAMPLE=1 runs the whole matrix on every device.
+# A placeholder for a missing backend (above) is kept once per test function, whatever the sample.
 def pytest_collection_modifyitems(config, items):
     every = int(os.environ.get("LT_TEST_SAMPLE", "4") or 1)
-    if every <= 1:
-        return
-    seen, keep, drop = set(), [], []
+    seen, keep, drop, placeholders = set(), [], [], set()
     for item in items:
         device = getattr(item, "callspec", None) and item.callspec.params.get("device")
         if device is None or device == "cpu":
             keep.append(item)
             continue
         function = item.nodeid.split("[")[0]
+        if device in _PLACEHOLDERS:
+            if (device, function) not in placeholders:
+                placeholders.add((device, function))
+                keep.append(item)
+            else:
+                drop.append(item)
+            continue
         others = item.nodeid.replace(str(device), "")
-        if function not in seen or zlib.crc32(others.encode()) % every == 0:
+        if every <= 1 or function not in seen or zlib.crc32(others.encode()) % every == 0:
             seen.add(function)
             keep.append(item)
         else:
             drop.append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    items[:] = keep
 
 
 # ---- the CUDA compile check -------------------------------------------------------------------
@@ -129,13 +173,54 @@ def pytest_sessionfinish(session, exitstatus):
             sources.update(s for s in f.read().split("\n//@@lt-kernel@@\n") if s)
     shutil.rmtree(folder, ignore_errors=True)
     errors = compile_errors(sorted(sources))
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    write = reporter.write_line if reporter else print
-    write(f"CUDA compile check: {len(sources)} kernels rendered as CUDA, {len(errors)} failed to compile with nvcc")
-    for source, message in errors[:5]:
-        write(f"---- CUDA source ----\n{source}\n---- nvcc ----\n{message}")
+    _CUDA_CHECK.update(kernels=len(sources), errors=errors)   # (reported by pytest_terminal_summary)
     if errors:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if session.config.pluginmanager.get_plugin("terminalreporter") is None:   # (-p no:terminal)
+        print("\n".join(_cuda_check_lines()))
+
+
+_CUDA_CHECK: dict = {}
+
+
+def _cuda_check_lines() -> list:
+    errors = _CUDA_CHECK["errors"]
+    lines = [f"CUDA compile check (no GPU: kernels compiled with nvcc, not run): "
+             f"{_CUDA_CHECK['kernels']} kernels, {len(errors)} failed"
+             + (f" (the first {min(len(errors), 5)}: CUDA source and nvcc's message below)" if errors else "")]
+    for source, message in errors[:5]:
+        lines.append(f"---- CUDA source ----\n{source}\n---- nvcc ----\n{message}")
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """On lines of their own at the end of the run (not glued to the progress dots): the devices
+    tested on, the backends not tested and why, and the CUDA compile check's result. (Under
+    pytest-xdist the controller collects no tests, so this reads the test reports alone.)"""
+    ran = any(terminalreporter.stats.get(outcome) for outcome in ("passed", "failed", "skipped"))
+    if hasattr(config, "workerinput") or not ran:
+        return
+    every = int(os.environ.get("LT_TEST_SAMPLE", "4") or 1)
+    sample = (f" ({', '.join(DEVICES[1:])}: a sample, every test function and one in {every} of its "
+              "parameter sets; LT_TEST_SAMPLE=1 runs them all)") if len(DEVICES) > 1 and every > 1 else ""
+    lines = [f"tested on: {', '.join(DEVICES)}{sample}"]
+    skipped = sum(1 for report in terminalreporter.stats.get("skipped", [])
+                  if isinstance(report.longrepr, tuple) and NO_OPENCL in str(report.longrepr[2]))
+    if skipped:
+        lines.append(f"OpenCL: {skipped} tests skipped, one per test function (its other parameter sets "
+                     f"deselected): {NO_OPENCL}")
+    if not any(d.startswith("cuda") for d in DEVICES):
+        lines.append(f"CUDA: not tested: {NO_CUDA}")
+    if _CUDA_CHECK:
+        lines += _cuda_check_lines()
+    terminalreporter.write_sep("=", "devices")
+    for line in lines:
+        terminalreporter.write_line(line)
+
+
+def pytest_unconfigure(config):
+    if _OWN_SESSION_TMP:   # (the session's temp folder, above: the last thing it does)
+        shutil.rmtree(_SESSION_TMP, ignore_errors=True)
 
 
 def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
