@@ -1,4 +1,6 @@
-"""The verifier: checks a graph against the rule tables (run in tests and under LT_DEBUG)."""
+"""The verifiers, one per stage of the pipeline (run after each in tests and under LT_DEBUG):
+a graph against the rule tables (`verify`), a fused kernel's expression (`verify_kernel_expression`)
+and a loop-IR kernel (`verify_loops`)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -36,6 +36,8 @@ if "LT_CACHE_DIR" not in os.environ:
 # SciPy reads this once, at its import: its functions (and scikit-learn's array API dispatch,
 # which needs it) then accept any Array API namespace, lazytensor's included.
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
+# Every stage of the compile pipeline is verified after it runs (lazytensor/pipeline.py).
+os.environ.setdefault("LT_VERIFY", "1")
 
 import lazytensor as lt  # noqa: E402
 
@@ -133,7 +135,7 @@ def pytest_collection_modifyitems(config, items):
 # (on any device) is also scheduled for a CUDA GPU and rendered as CUDA; at the end the sources
 # are compiled with nvcc, and invalid CUDA source fails the run. Under pytest-xdist each worker
 # writes its sources to a folder and the controller compiles them all. LT_CUDA_CHECK=0: off.
-_CUDA_EXPRESSIONS: dict = {}
+_CUDA_KERNELS: dict = {}   # kernel expression -> its number of inputs (no buffers kept alive)
 
 
 def _cuda_check_wanted() -> bool:
@@ -147,14 +149,8 @@ def pytest_configure(config):
         return
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         os.environ["LT_CUDA_CHECK_DIR"] = tempfile.mkdtemp(prefix="lt-cuda-check-")
-    import importlib
-    realize_module = importlib.import_module("lazytensor.realize")  # (lt.realize is the function)
-    original = realize_module.compiled_kernel
-
-    def recording(rt, expr, ninputs):
-        _CUDA_EXPRESSIONS.setdefault(expr, ninputs)
-        return original(rt, expr, ninputs)
-    realize_module.compiled_kernel = recording
+    from lazytensor import pipeline
+    pipeline.OBSERVERS.append(lambda kernel: _CUDA_KERNELS.setdefault(kernel.expr, len(kernel.inputs)))
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -162,7 +158,7 @@ def pytest_sessionfinish(session, exitstatus):
     if not folder or not _cuda_check_wanted():
         return
     from cuda_check import compile_errors, cuda_source
-    sources = {cuda_source(e, n) for e, n in _CUDA_EXPRESSIONS.items()}
+    sources = {cuda_source(expr, ninputs) for expr, ninputs in _CUDA_KERNELS.items()}
     worker = getattr(session.config, "workerinput", None)
     if worker is not None:  # hand them to the controller
         with open(os.path.join(folder, f"{worker['workerid']}.cu"), "w") as f:

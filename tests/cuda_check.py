@@ -19,9 +19,10 @@ ARCH = "sm_90"
 CHUNK = 400  # kernels per nvcc run: one file of many kernels costs ~5 ms a kernel
 
 
-def cuda_source(kernel: KernelSpec) -> str:
-    """The CUDA source of a fused kernel, named by its content (as the runtime names kernels),
-    so sources from several processes can share one file."""
+def cuda_source(expr, ninputs: int) -> str:
+    """The CUDA source of a fused kernel's expression (of `ninputs` inputs), named by its content
+    (as the runtime names kernels), so sources from several processes can share one file."""
+    kernel = KernelSpec(root=expr, expr=expr, inputs=(None,) * ninputs)   # (no buffers: the inputs' count)
     _, _, lowered = pipeline.loops(kernel, H100, name="__lt_kernel__")
     text = cstyle.render(lowered, cstyle.CUDA)
     return text.replace("__lt_kernel__", "k_" + hashlib.sha256(text.encode()).hexdigest()[:16])
