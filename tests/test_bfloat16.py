@@ -307,3 +307,48 @@ def test_dlpack_with_torch():
     assert torch.equal(back, t * 3 - 1)   # PyTorch's own bfloat16 arithmetic: the same bits
     assert torch.equal(torch.exp(t), torch.from_dlpack(lt.exp(x).realize())) or \
         np.allclose(torch.exp(t).float().numpy(), lt.exp(x).numpy(), rtol=2.0 ** -7)
+
+
+# ---- a differential fuzzer: random graphs of bfloat16 ops against the rounded reference -----------
+
+FUZZ_BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+               "maximum": np.maximum, "minimum": np.minimum}
+FUZZ_UNARY = {"negative": np.negative, "abs": np.abs, "sqrt": lambda v: np.sqrt(np.abs(v)),
+              "floor": np.floor, "square": np.square}
+
+
+def random_graph(rng, leaves):
+    """A random expression over `leaves` (pairs of a lazytensor value and its reference): every
+    op correctly rounded in float32, so each result rounded to bfloat16 must match exactly."""
+    values = list(leaves)
+    for _ in range(int(rng.integers(3, 9))):
+        kind = rng.integers(0, 4)
+        (x, a), (y, b) = values[rng.integers(len(values))], values[rng.integers(len(values))]
+        if kind == 0:
+            name = sorted(FUZZ_BINARY)[rng.integers(len(FUZZ_BINARY))]
+            with np.errstate(all="ignore"):
+                values.append((getattr(lt, name)(x, y), rounded(FUZZ_BINARY[name](a, b))))
+        elif kind == 1:
+            name = sorted(FUZZ_UNARY)[rng.integers(len(FUZZ_UNARY))]
+            fn = (lambda v: lt.sqrt(lt.abs(v))) if name == "sqrt" else getattr(lt, name)
+            with np.errstate(all="ignore"):
+                values.append((fn(x), rounded(FUZZ_UNARY[name](a))))
+        elif kind == 2:   # a select and a scalar (weak: it rounds to bfloat16 first)
+            c = float(rng.standard_normal())
+            values.append((lt.where(x > y, x * c, y), np.where(a > b, rounded(a * rounded(c)), b)))
+        else:             # a view: transposed, reversed, broadcast back
+            values.append((x.T[::-1].T * 1, a.T[::-1].T))
+    return values[-1]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_fuzz_random_graphs_match_the_rounded_reference(device, seed):
+    rng = np.random.default_rng(100 + seed)
+    shapes = [(5, 7), (1, 7), (5, 1)]
+    leaves = []
+    for shape in shapes:
+        a = bf16_values(rng, shape, scale=float(rng.choice([0.5, 3.0, 1e3])))
+        leaves.append((lt.asarray(a, dtype=lt.bfloat16, device=device), a))
+    got, want = random_graph(rng, leaves)
+    assert got.dtype == lt.bfloat16
+    np.testing.assert_array_equal(got.numpy(), np.broadcast_to(want, got.shape))
