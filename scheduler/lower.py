@@ -17,7 +17,7 @@ from ..ir.ops import Op
 from ..ir.view import View
 from ..ir.walk import recurse
 from .schedule import (Bind, CacheRead, CacheWrite, Fuse, Parallel, PartialSum, Reorder, Schedule, Split, Unroll,
-                       Vectorize, reductions)
+                       Vectorize, output_axis, reduce_axis, reductions)
 
 _UPDATE = {Op.SUM: Op.ADD, Op.PROD: Op.MUL, Op.REDUCE_MAX: Op.MAX, Op.REDUCE_MIN: Op.MIN}
 
@@ -52,12 +52,13 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
         if len(r.shape) != len(shape) or any(r.shape[a] != n for a, n in enumerate(shape) if a not in r.arg):
             raise AssertionError(f"lower: a reduction of shape {r.shape} is not in the index space of its "
                                  f"kernel {shape} (fusion must compute it into memory)")
-    # the loop nests, outermost loop first: "out" for the output axes, "r<k>" for reduction k's
-    nests: dict[str, list[_Loop]] = {"out": [_Loop(f"i{d}", n, loop.const(n)) for d, n in enumerate(shape)]}
-    values: dict[str, Expr] = {f"i{d}": Var(f"i{d}") for d in range(len(shape))}
+    # the loop nests, outermost loop first: "out" for the output axes, k for reduction k's
+    nests: dict[str | int, list[_Loop]] = {"out": [_Loop(output_axis(d), n, loop.const(n))
+                                                   for d, n in enumerate(shape)]}
+    values: dict[str, Expr] = {output_axis(d): Var(output_axis(d)) for d in range(len(shape))}
     for k, r in enumerate(reduces):
-        nests[f"r{k}"] = [_Loop(f"r{k}_{a}", r.src[0].shape[a], loop.const(r.src[0].shape[a])) for a in r.arg]
-        values.update({f"r{k}_{a}": Var(f"r{k}_{a}") for a in r.arg})
+        nests[k] = [_Loop(reduce_axis(k, a), r.src[0].shape[a], loop.const(r.src[0].shape[a])) for a in r.arg]
+        values.update({reduce_axis(k, a): Var(reduce_axis(k, a)) for a in r.arg})
 
     def find(axis: str) -> tuple[list[_Loop], int]:
         for nest in nests.values():
@@ -78,11 +79,11 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             nest, at = find(prim.axis)
             lp = nest[at]
             outer_n = -(-lp.extent // prim.factor)
-            outer = _Loop(f"{lp.name}_o", outer_n, loop.const(outer_n))
+            outer = _Loop(prim.outer, outer_n, loop.const(outer_n))
             rest = loop.add(lp.stop, loop.mul(Var(outer.name), loop.const(-prim.factor)))
             inner_stop = (loop.const(prim.factor) if lp.extent % prim.factor == 0 and isinstance(lp.stop, Const)
                           else Alu(Op.MIN, (loop.const(prim.factor), rest), loop.int64))
-            inner = _Loop(f"{lp.name}_i", prim.factor, inner_stop)
+            inner = _Loop(prim.inner, prim.factor, inner_stop)
             nest[at:at + 1] = [outer, inner]
             replace_axis(lp.name, loop.add(loop.mul(Var(outer.name), loop.const(prim.factor)), Var(inner.name)))
         elif isinstance(prim, Fuse):
@@ -91,7 +92,7 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             if [lp.name for lp in fused] != list(prim.axes) or any(
                     not isinstance(lp.stop, Const) for lp in fused):
                 raise ValueError(f"Fuse{prim.axes}: only neighbouring whole loops can be fused")
-            one = _Loop("x".join(prim.axes), math.prod(lp.extent for lp in fused),
+            one = _Loop(prim.fused, math.prod(lp.extent for lp in fused),
                         loop.const(math.prod(lp.extent for lp in fused)))
             nest[at:at + len(fused)] = [one]
             inner = 1
@@ -133,7 +134,7 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             if lp.kind is LoopKind.THREAD and not (isinstance(lp.stop, Const) and lp.stop.value == lp.extent):
                 store_guard = loop.logical_and(store_guard, loop.less(Var(lp.name), lp.stop))
                 lp.stop = loop.const(lp.extent)
-    out_idx = [values[f"i{d}"] for d in range(len(shape))]
+    out_idx = [values[output_axis(d)] for d in range(len(shape))]
     body: list[loop.Stmt] = []
     lowering = _ExprLowering(reduces)
     partials, partial_at = _partial_sums(schedule, nests, reduces)
@@ -148,16 +149,16 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
     thread_var = None
     for k, r in enumerate(reduces):
         acc = Var(f"acc{k}", r.dtype, accumulator=True)
-        idx = [values[f"r{k}_{a}"] if a in r.arg else out_idx[a] for a in range(len(shape))]
+        idx = [values[reduce_axis(k, a)] if a in r.arg else out_idx[a] for a in range(len(shape))]
         value = Alu(_UPDATE[r.op], (acc, lowering.expr(r.src[0], idx)), r.dtype)
         staged: dict[str, list[loop.Stmt]] = {}   # loop name -> cooperative loads at its start
         for slot, prim in caches.items():
             if slot in staged_slots:
                 continue
-            at = [lp.name for lp in nests[f"r{k}"]]
+            at = [lp.name for lp in nests[k]]
             if prim.at not in at:
                 continue
-            inner = [lp for lp in nests["out"] if lp.kind is LoopKind.THREAD] + nests[f"r{k}"][at.index(prim.at) + 1:]
+            inner = [lp for lp in nests["out"] if lp.kind is LoopKind.THREAD] + nests[k][at.index(prim.at) + 1:]
             if slot in lowering.masked:
                 raise ValueError(f"CacheRead({slot}): input {slot} is read through a mask (padding), "
                                  "which is not staged")
@@ -176,7 +177,7 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             term = term if partial.dtype is part.dtype else Alu(Op.CAST, (term,), part.dtype)
             value = Alu(Op.ADD, (part, term), part.dtype)
         stmts: tuple = (loop.Assign(part if partial is not None else acc, value, reassociate=True),)
-        for lp in reversed(nests[f"r{k}"]):
+        for lp in reversed(nests[k]):
             inside = stmts
             if lp.name in staged:  # load the tiles, compute on them, then let them be replaced
                 inside = tuple(staged[lp.name]) + (loop.Barrier(),) + inside + (loop.Barrier(),)
@@ -190,7 +191,7 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
             body += stmts
         else:   # once per iteration of the output loops it depends on, not per output
             prologues[at] = prologues.get(at, ()) + stmts
-        bound = [lp for lp in nests[f"r{k}"] if lp.kind is LoopKind.THREAD]
+        bound = [lp for lp in nests[k] if lp.kind is LoopKind.THREAD]
         if bound and threads & (threads - 1):
             raise ValueError(f"Bind({bound[0].name!r}, 'thread'): a reduction over threads needs a power-of-two "
                              f"thread count (the tree halves it), not {threads}")
@@ -237,14 +238,14 @@ def _level(r: Node, out_idx: list[Expr], out: list[_Loop], levels: dict[Node, in
     return max([level] + inner)
 
 
-def _partial_sums(schedule: Schedule, nests: dict[str, list[_Loop]],
+def _partial_sums(schedule: Schedule, nests: dict[str | int, list[_Loop]],
                   reduces: list[Node]) -> tuple[dict[int, Node], dict[int, str]]:
     """For each PartialSum(at): the reduction's number -> its unwidened terms, and -> `at`."""
     partials, partial_at = {}, {}
     for prim in schedule:
         if not isinstance(prim, PartialSum):
             continue
-        k = next((k for k in range(len(reduces)) if prim.at in [lp.name for lp in nests[f"r{k}"]]), None)
+        k = next((k for k in range(len(reduces)) if prim.at in [lp.name for lp in nests[k]]), None)
         src = reduces[k].src[0] if k is not None else None
         if src is None or reduces[k].op is not Op.SUM or src.op is not Op.CAST or not src.dtype.is_float or \
                 not src.src[0].dtype.is_float:
@@ -270,7 +271,7 @@ def _nest(loops: list[_Loop], body: tuple, prologues: dict[str | None, tuple] | 
 
 
 def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, CacheRead],
-                       nests: dict[str, list[_Loop]], values: dict[str, Expr], reduces: list[Node], name: str,
+                       nests: dict[str | int, list[_Loop]], values: dict[str, Expr], reduces: list[Node], name: str,
                        nparams: int) -> loop.Kernel:
     """CacheWrite(at): the output loops from `at` inward form a tile kept in a local array. For
     each element of the (single) reduction, every output of the tile is updated; then the tile's
@@ -300,9 +301,9 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
     array = loop.LocalArray("lt_tile", r.dtype, math.prod(lp.extent for lp in tile))
     position = _position(tile)
     shape = expr.shape
-    out_idx = [values[f"i{d}"] for d in range(len(shape))]
+    out_idx = [values[output_axis(d)] for d in range(len(shape))]
     lowering = _ExprLowering(reduces)
-    idx = [values[f"r0_{a}"] if a in r.arg else out_idx[a] for a in range(len(shape))]
+    idx = [values[reduce_axis(0, a)] if a in r.arg else out_idx[a] for a in range(len(shape))]
     current = loop.LocalLoad(array.name, position, r.dtype)
     update = loop.LocalStore(array.name, position, Alu(_UPDATE[r.op], (current, lowering.expr(r.src[0], idx)), r.dtype),
                              reassociate=True)
@@ -317,7 +318,7 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
         if cache.at is not None and cache.at not in names:
             raise ValueError(f"CacheRead({slot}, {cache.at!r}): on the cpu, the loop to pack at is an output loop "
                              f"outside the CacheWrite tile, one of {names}, or None (before the loops)")
-        inside = outer[names.index(cache.at) + 1 if cache.at is not None else 0:] + nests["r0"] + tile
+        inside = outer[names.index(cache.at) + 1 if cache.at is not None else 0:] + nests[0] + tile
         reads = [e for e in _walk_exprs(update.value) if isinstance(e, loop.Load) and e.buf == slot + 1]
         if not reads:
             raise ValueError(f"CacheRead({slot}, {cache.at!r}): the reduction does not read input {slot}")
@@ -326,7 +327,7 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
             update = replace(update, value=value)
             arrays.append(packed)
             prologues[cache.at] = prologues.get(cache.at, ()) + packing
-    body = _nest(tile, (init,)) + _nest(nests["r0"], _nest(tile, (update,))) + _nest(tile, (finish,))
+    body = _nest(tile, (init,)) + _nest(nests[0], _nest(tile, (update,))) + _nest(tile, (finish,))
     return _kernel(name, expr, lowering, nparams, outer, body, prologues, local_arrays=tuple(arrays))
 
 
@@ -453,7 +454,7 @@ _INDEX_ARITHMETIC = {Op.ADD: lambda a, b: a + b, Op.MUL: lambda a, b: a * b, Op.
                      Op.IMOD: lambda a, b: a % b, Op.MIN: min, Op.MAX: max}
 
 
-def _launch_shape(nests: dict[str, list[_Loop]]) -> tuple[int, int, tuple[loop.Binding, ...]]:
+def _launch_shape(nests: dict[str | int, list[_Loop]]) -> tuple[int, int, tuple[loop.Binding, ...]]:
     """(blocks, threads, bindings) of the gpu grid from the loops bound to them. Block loops are
     the outermost output loops; threads are bound either to output loops or to reductions (one
     size); several loops bound to one kind split its hardware index row-major."""

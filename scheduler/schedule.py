@@ -1,7 +1,9 @@
 """A schedule is data: an ordered list of primitives applied to a kernel's loop nest.
 
-Axes are named: output axes `i0, i1, ...` (after collapse), the axes of the k-th reduction
-`r{k}_{axis}`; `Split("i0", 4096)` makes `i0_o` (outer) and `i0_i` (inner). `heuristic_schedule`
+Axes are named: output axes `i0, i1, ...` (after collapse: `output_axis(d)`), the axes of the
+k-th reduction `r{k}_{axis}` (`reduce_axis(k, axis)`); a primitive that makes loops names them:
+`Split("i0", 4096)` makes `.outer` (`i0_o`) and `.inner` (`i0_i`), `Fuse(axes)` makes `.fused`.
+The heuristics and `lower.py` take every name from these, never spell one out. `heuristic_schedule`
 picks primitives for a target; a later autotuner searches over the same primitives, and
 `lower.py` is the only place that applies them.
 """
@@ -17,10 +19,30 @@ from ..ir.target import Target
 from . import heuristics as H
 
 
+def output_axis(d: int) -> str:
+    """The name of output axis `d` (after collapse)."""
+    return f"i{d}"
+
+
+def reduce_axis(k: int, a: int) -> str:
+    """The name of axis `a` (of its source's shape) of the kernel's `k`-th reduction."""
+    return f"r{k}_{a}"
+
+
 @dataclass(frozen=True)
 class Split:
     axis: str
     factor: int
+
+    @property
+    def outer(self) -> str:
+        """The loop over the blocks of `factor` iterations."""
+        return f"{self.axis}_o"
+
+    @property
+    def inner(self) -> str:
+        """The loop inside a block (it stops early in the last block where `factor` does not divide)."""
+        return f"{self.axis}_i"
 
 
 @dataclass(frozen=True)
@@ -47,7 +69,12 @@ class Unroll:
 
 @dataclass(frozen=True)
 class Fuse:
-    axes: tuple[str, ...]   # neighbouring loops, outermost first, become one loop named "x".join(axes)
+    axes: tuple[str, ...]   # neighbouring loops, outermost first, become one loop (`fused`)
+
+    @property
+    def fused(self) -> str:
+        """The one loop the axes become."""
+        return "x".join(self.axes)
 
 
 @dataclass(frozen=True)
@@ -111,9 +138,10 @@ def gpu_schedule(expr: Node, target: Target) -> Schedule:
     if tiled is not None:
         return tiled
     prims: list[Primitive] = []
-    out = "x".join(f"i{d}" for d in range(len(shape)))
+    fuse = Fuse(tuple(output_axis(d) for d in range(len(shape))))
+    out = fuse.fused
     if len(shape) > 1:
-        prims.append(Fuse(tuple(f"i{d}" for d in range(len(shape)))))
+        prims.append(fuse)
     outputs = math.prod(shape)
     longest = max([1] + [math.prod(r.src[0].shape[a] for a in r.arg) for r in reduces])
     innermost = all(r.arg and max(r.arg) == len(r.src[0].shape) - 1 for r in reduces)
@@ -121,14 +149,15 @@ def gpu_schedule(expr: Node, target: Target) -> Schedule:
         longest <= H.GPU_SHORT_REDUCTION or not innermost) and outputs >= threads
     if per_thread:
         if shape:
-            prims += [Split(out, threads), Bind(f"{out}_o", "block"), Bind(f"{out}_i", "thread")]
+            split = Split(out, threads)
+            prims += [split, Bind(split.outer, "block"), Bind(split.inner, "thread")]
         return tuple(prims)
     if shape:
         prims.append(Bind(out, "block"))
     for k, r in enumerate(reduces):
         if r.arg:
-            inner = f"r{k}_{max(r.arg)}"
-            prims += [Split(inner, threads), Bind(f"{inner}_i", "thread")]
+            split = Split(reduce_axis(k, max(r.arg)), threads)
+            prims += [split, Bind(split.inner, "thread")]
     return tuple(prims)
 
 
@@ -154,13 +183,13 @@ def _gpu_matmul_schedule(expr: Node, reduces: list[Node], target: Target) -> Sch
     if min(m, n, k) < tile or 2 * tile * tile * itemsize > target.local_memory_bytes or \
             tile * tile > (target.max_threads_per_block or tile * tile):
         return None
-    batch = [f"i{d}" for d in range(a - 1)]
-    im, iN, red = f"i{a - 1}", f"i{rank - 1}", f"r0_{a}"
-    return (Split(im, tile), Split(iN, tile),
-            Reorder(tuple(batch) + (f"{im}_o", f"{iN}_o", f"i{a}", f"{im}_i", f"{iN}_i")),
-            *[Bind(b, "block") for b in batch], Bind(f"{im}_o", "block"), Bind(f"{iN}_o", "block"),
-            Bind(f"{im}_i", "thread"), Bind(f"{iN}_i", "thread"),
-            Split(red, tile), *[CacheRead(x.arg[0], f"{red}_o") for x in loads])
+    batch = [output_axis(d) for d in range(a - 1)]
+    im, iN, red = Split(output_axis(a - 1), tile), Split(output_axis(rank - 1), tile), Split(reduce_axis(0, a), tile)
+    return (im, iN,
+            Reorder(tuple(batch) + (im.outer, iN.outer, output_axis(a), im.inner, iN.inner)),
+            *[Bind(b, "block") for b in batch], Bind(im.outer, "block"), Bind(iN.outer, "block"),
+            Bind(im.inner, "thread"), Bind(iN.inner, "thread"),
+            red, *[CacheRead(x.arg[0], red.outer) for x in loads])
 
 
 def cpu_schedule(expr: Node, target: Target) -> Schedule:
@@ -178,16 +207,17 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
     if not reduces:
         if not shape:
             return ()
-        last = f"i{len(shape) - 1}"
+        last = output_axis(len(shape) - 1)
         if len(shape) == 1 and work >= H.PARALLEL_MIN_WORK:
             # one long loop: split it so the outer part runs in parallel, the inner vectorized
             chunks = target.cores * H.CHUNKS_PER_CORE
             factor = -(-shape[0] // chunks)
             factor = -(-factor // lanes) * lanes
-            prims += [Split("i0", factor), Parallel("i0_o")]
-            last = "i0_i"
+            split = Split(output_axis(0), factor)
+            prims += [split, Parallel(split.outer)]
+            last = split.inner
         elif len(shape) > 1 and work >= H.PARALLEL_MIN_WORK:
-            prims.append(Parallel("i0"))
+            prims.append(Parallel(output_axis(0)))
         prims += [Vectorize(last, lanes), Unroll(last, H.ELEMENTWISE_UNROLL)]
         return tuple(prims)
     embedded = any(r.shape != shape for r in reduces)   # (a softmax: row reductions under an elementwise root)
@@ -206,22 +236,23 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
         if n >= H.CACHE_WRITE_MIN_LANES:
             return _cache_write_schedule(shape, work, min(lanes, 1 << (n.bit_length() - 1)), col, target.cores)
     if shape and work >= H.PARALLEL_MIN_WORK and shape[0] > 1:
-        prims.append(Parallel("i0"))
+        prims.append(Parallel(output_axis(0)))
     for k, r in enumerate(reduces):
         if r.arg:
-            inner = f"r{k}_{max(r.arg)}"
+            inner = reduce_axis(k, max(r.arg))
             terms = _narrow_terms(expr, r, target)
             if terms is not None:   # float32 in float32 vectors over blocks, the blocks in float64
                 if r.src[0].shape[max(r.arg)] > H.PARTIAL_SUM_BLOCK:
-                    prims.append(Split(inner, H.PARTIAL_SUM_BLOCK))
-                    inner += "_i"
+                    split = Split(inner, H.PARTIAL_SUM_BLOCK)
+                    prims.append(split)
+                    inner = split.inner
                 prims.append(PartialSum(inner))
             r_lanes = max(1, target.simd_bytes // max(1, (terms or r.src[0]).dtype.itemsize))
             accumulators = H.PARTIAL_SUM_ACCUMULATORS if terms is not None else \
                 _accumulators(r.src[0].shape[max(r.arg)], r_lanes)
             prims += [Vectorize(inner, r_lanes), Unroll(inner, accumulators)]
     if embedded and len(shape) > 1 and shape[-1] > 1:   # the row's outputs, after its reductions
-        last = f"i{len(shape) - 1}"
+        last = output_axis(len(shape) - 1)
         prims += [Vectorize(last, max(1, target.simd_bytes // expr.dtype.itemsize)), Unroll(last, H.ELEMENTWISE_UNROLL)]
     return tuple(prims)
 
@@ -340,7 +371,7 @@ def _dot_tile_schedule(expr: Node, r: Node, strides: list[tuple[int, ...]], work
     mr, nr = fit
     prims, tile_col = _tile_loops(shape, row, col, mr, nr, work)
     r_lanes = max(1, lanes * expr.dtype.itemsize // r.dtype.itemsize)
-    return prims + (Unroll(tile_col, nr), Vectorize(f"r0_{k}", r_lanes))
+    return prims + (Unroll(tile_col, nr), Vectorize(reduce_axis(0, k), r_lanes))
 
 
 def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | None,
@@ -351,23 +382,26 @@ def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | N
     columns' outer loop runs outermost instead, and that input's panel for a block of columns
     is packed once per block (CacheRead), then used by every block of rows. Returns the
     primitives and the name of the tile's column loop."""
-    r, c = f"i{row}", f"i{col}"
-    others = [f"i{d}" for d in range(len(shape)) if d not in (row, col)]
+    r = Split(output_axis(row), mr)
+    others = [output_axis(d) for d in range(len(shape)) if d not in (row, col)]
     if nr is None:
-        prims: list[Primitive] = [Split(r, mr), Reorder((f"{r}_o", *others, f"{r}_i", c))]
+        c = output_axis(col)
+        prims: list[Primitive] = [r, Reorder((r.outer, *others, r.inner, c))]
         tile_col = c
     elif pack is None:
-        prims = [Split(r, mr), Split(c, nr), Reorder((f"{r}_o", f"{c}_o", *others, f"{r}_i", f"{c}_i"))]
-        tile_col = f"{c}_i"
+        c = Split(output_axis(col), nr)
+        prims = [r, c, Reorder((r.outer, c.outer, *others, r.inner, c.inner))]
+        tile_col = c.inner
     else:
-        prims = [Split(r, mr), Split(c, nr), Reorder((f"{c}_o", f"{r}_o", *others, f"{r}_i", f"{c}_i"))]
-        tile_col = f"{c}_i"
+        c = Split(output_axis(col), nr)
+        prims = [r, c, Reorder((c.outer, r.outer, *others, r.inner, c.inner))]
+        tile_col = c.inner
         if work >= H.PARALLEL_MIN_WORK:
-            prims.append(Parallel(f"{c}_o"))
-        return tuple(prims) + (CacheRead(pack, f"{c}_o"), CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), tile_col
+            prims.append(Parallel(c.outer))
+        return tuple(prims) + (CacheRead(pack, c.outer), CacheWrite(r.inner), Unroll(r.inner, mr)), tile_col
     if work >= H.PARALLEL_MIN_WORK and shape[row] // mr > 1:
-        prims.append(Parallel(f"{r}_o"))
-    return tuple(prims) + (CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), tile_col
+        prims.append(Parallel(r.outer))
+    return tuple(prims) + (CacheWrite(r.inner), Unroll(r.inner, mr)), tile_col
 
 
 def _packed_tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int, work: int,
@@ -380,16 +414,16 @@ def _packed_tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: 
     column axis by the reduction (fused into the parallel loop, it would be packed once per
     iteration of that). The reduction keeps its order, the one the panel is packed in.
     Returns the primitives and the name of the tile's column loop."""
-    r, c = f"i{row}", f"i{col}"
-    outer = [f"i{d}" for d in range(len(shape)) if d not in (row, col)] + [f"{r}_o"]
-    order = tuple(outer) + (f"{c}_o", f"{r}_i", f"{c}_i")
-    prims: list[Primitive] = [Split(r, mr), Split(c, nr), Reorder(order)]
-    if len(outer) > 1:
-        prims.append(Fuse(tuple(outer)))
+    r, c = Split(output_axis(row), mr), Split(output_axis(col), nr)
+    outer = Fuse(tuple(output_axis(d) for d in range(len(shape)) if d not in (row, col)) + (r.outer,))
+    order = outer.axes + (c.outer, r.inner, c.inner)
+    prims: list[Primitive] = [r, c, Reorder(order)]
+    if len(outer.axes) > 1:
+        prims.append(outer)
     if work >= H.PARALLEL_MIN_WORK:
-        prims.append(Parallel("x".join(outer)))
+        prims.append(Parallel(outer.fused))
     prims += [CacheRead(slot, None) for slot in dict.fromkeys(slots)]
-    return tuple(prims) + (CacheWrite(f"{r}_i"), Unroll(f"{r}_i", mr)), f"{c}_i"
+    return tuple(prims) + (CacheWrite(r.inner), Unroll(r.inner, mr)), c.inner
 
 
 def _read_once(load: Node, loads: list[Node]) -> bool:
@@ -474,7 +508,7 @@ def _longest_reduction_innermost(r: Node) -> Schedule:
     if len(r.arg) < 2:
         return ()
     order = sorted(r.arg, key=lambda a: r.src[0].shape[a])
-    return (Reorder(tuple(f"r0_{a}" for a in order)),)
+    return (Reorder(tuple(reduce_axis(0, a) for a in order)),)
 
 
 def _fmas_per_load(rows: int, vectors: int) -> float:
@@ -502,19 +536,20 @@ def _cache_write_schedule(shape: tuple[int, ...], work: int, lanes: int, col: in
     each row is then read in runs as long as they can be (A.T @ v at 2000x500 on 2 cores: 256
     columns a chunk run in 56 us, 64 in 94 us; the price: a late thread holds such a kernel
     back longer than smaller chunks would)."""
-    tile = f"i{col}"
+    tile = output_axis(col)
+    loops = [output_axis(d) for d in range(len(shape))]
     prims: list[Primitive] = []
-    outer = [(n, f"i{d}") for d, n in enumerate(shape) if n > 1 and d != col]
+    outer = [(n, output_axis(d)) for d, n in enumerate(shape) if n > 1 and d != col]
     size = H.CACHE_WRITE_TILE   # keep the local array small (in L1)
     if not outer and work >= H.PARALLEL_MIN_WORK:
         share = -(-shape[col] // cores)
         size = min(size, max(lanes * H.REDUCE_ACCUMULATORS, -(-share // lanes) * lanes))
     if shape[col] > size:
-        prims.append(Split(tile, size))
-        outer.append((-(-shape[col] // size), f"{tile}_o"))
-        tile += "_i"
-    loops = [name for d in range(len(shape))
-             for name in ((f"i{d}_o", f"i{d}_i") if d == col and tile.endswith("_i") else (f"i{d}",))]
+        split = Split(tile, size)
+        prims.append(split)
+        outer.append((-(-shape[col] // size), split.outer))
+        tile = split.inner
+        loops[col:col + 1] = [split.outer, split.inner]
     parallel = outer and work >= H.PARALLEL_MIN_WORK
     first = [max(outer)[1]] if parallel else []
     # the parallel loop outermost, the tile innermost (axes after it, of size 1 here, go outside)
