@@ -52,6 +52,11 @@ class Buffer:
             handle = handle.view(np.uint8)[:nbytes].view(dtype.storage)
         return Buffer(self.device, dtype, tuple(shape), handle, self.address, self.owner)
 
+    def seen_as(self, dtype: DType) -> "Buffer":
+        """This buffer where it is of `dtype`, else its memory seen as `dtype`, a type of the same
+        itemsize (bfloat16's memory arrives from numpy as uint16 bit patterns)."""
+        return self if dtype is self.dtype else self.reshaped(self.shape, dtype)
+
     def __repr__(self) -> str:
         return f"Buffer({self.device}, {self.dtype.name}, {self.shape})"
 

@@ -223,8 +223,10 @@ def scalar_fits(value: Any, dtype: DType) -> bool:
 def ufunc_result(ufunc: np.ufunc, *dtypes: DType) -> DType:
     """The dtype numpy's `ufunc` gives for operands of `dtypes` (asked of numpy once, cached):
     the exact answer for cases like np.exp(int8) -> float16 or int8 / int8 -> float64."""
-    if bfloat16 in dtypes:   # (numpy has no bfloat16: the loop of the promoted type, bfloat16's
-        common = result_type(*dtypes)   # asked as float16's, the other 16-bit float's)
+    if bfloat16 in dtypes:
+        # numpy has no bfloat16: the loop of the promoted type, bfloat16's asked as float16's
+        # (the other 16-bit float's)
+        common = result_type(*dtypes)
         result = ufunc_result(ufunc, *[float16 if common is bfloat16 else common] * len(dtypes))
         return bfloat16 if result is float16 else result
     with np.errstate(all="ignore"):
@@ -233,9 +235,12 @@ def ufunc_result(ufunc: np.ufunc, *dtypes: DType) -> DType:
 
 def can_cast_safe(source: DType, target: DType) -> bool:
     """Whether every value of `source` converts to `target` exactly (numpy's "safe" casting)."""
-    if bfloat16 in (source, target):   # (8 significant bits, float32's exponent range)
-        return source is target or (target.kind == "c" or target in (float32, float64) if source is bfloat16
-                                     else source in (bool_, int8, uint8))
+    if source is target:
+        return True
+    if source is bfloat16:   # (8 significant bits, float32's exponent range)
+        return target.kind == "c" or target in (float32, float64)
+    if target is bfloat16:
+        return source in (bool_, int8, uint8)
     return bool(np.can_cast(source.np, target.np, casting="safe"))
 
 

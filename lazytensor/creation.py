@@ -9,7 +9,8 @@ import numpy as np
 
 from . import capture, dlpack
 from .devices import canonical_device, runtime
-from .ir.dtypes import DType, bfloat16, bfloat16_bits, bool_, default_complex, default_float, default_int, scalar_fits, to_dtype
+from .ir.dtypes import (DType, bfloat16, bfloat16_bits, bool_, default_complex, default_float, default_int, scalar_fits,
+                        to_dtype)
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
@@ -50,9 +51,7 @@ def _from_numpy(array: np.ndarray, dtype: DType, device: str) -> Tensor:
 
 def _from_memory(array: np.ndarray, dtype: DType, device: str) -> Tensor:
     """A tensor of `dtype` holding a copy of memory that numpy reads as `dtype.storage`."""
-    buffer = runtime(device).device.from_numpy(array)
-    if buffer.dtype is not dtype:
-        buffer = buffer.reshaped(array.shape, dtype)
+    buffer = runtime(device).device.from_numpy(array).seen_as(dtype)
     return Tensor(Node(Op.BUFFER, dtype, array.shape, (), buffer), device)
 
 
@@ -359,6 +358,5 @@ def from_dlpack(x: Any, device: Any = None, copy: Optional[bool] = None) -> Tens
         if copy is False and array.size:
             raise BufferError("from_dlpack: the data is not C-contiguous, so sharing it needs a copy")
         return _from_memory(np.asarray(array, order="C"), dtype, device)
-    buffer = runtime(device).device.wrap_numpy(array)
-    buffer = buffer if buffer.dtype is dtype else buffer.reshaped(buffer.shape, dtype)
+    buffer = runtime(device).device.wrap_numpy(array).seen_as(dtype)
     return Tensor(Node(Op.BUFFER, dtype, buffer.shape, (), buffer), device)

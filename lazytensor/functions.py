@@ -319,7 +319,8 @@ def _next_after(a: Node, b: Node) -> Node:
     normal = make(Op.DIV, make(Op.WHERE, up, make(Op.ADD, scaled, step), make(Op.SUB, scaled, step)), scale)
     # below twice the smallest normal the gap either way is the smallest subnormal (a step of
     # one to zero keeps x's sign: nextafter(-tiny, 1) is -0.0)
-    tiny = make(Op.WHERE, up, make(Op.ADD, a, c(limits.smallest_subnormal)), make(Op.SUB, a, c(limits.smallest_subnormal)))
+    subnormal = c(limits.smallest_subnormal)
+    tiny = make(Op.WHERE, up, make(Op.ADD, a, subnormal), make(Op.SUB, a, subnormal))
     tiny = make(Op.WHERE, make(Op.CMPEQ, tiny, c(0.0)), make(Op.COPYSIGN, c(0.0), a), tiny)
     result = make(Op.WHERE, make(Op.CMPLT, magnitude, c(2 * limits.smallest_normal)), tiny, normal)
     result = make(Op.WHERE, make(Op.CMPEQ, magnitude, c(math.inf)), make(Op.COPYSIGN, c(limits.max), a), result)

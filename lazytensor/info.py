@@ -18,7 +18,8 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .devices import canonical_device, default_device, devices
-from .ir.dtypes import DTYPES, DType, can_cast_safe, float_limits, default_complex, default_float, default_int, real_dtype, to_dtype
+from .ir.dtypes import (DTYPES, DType, can_cast_safe, default_complex, default_float, default_int, float_limits,
+                        real_dtype, to_dtype)
 from .ir.dtypes import result_type as _promote
 from .tensor import Tensor
 

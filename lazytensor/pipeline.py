@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 from .backends.runtime import CompiledKernel, Runtime
+from .devices import debug_level
 from .ir import loop
 from .ir.bfloat16 import lower as lower_bfloat16
 from .ir.complex import lower as lower_complex
@@ -113,6 +114,7 @@ def compile_kernel(kernel: KernelSpec, rt: Runtime, schedule: Optional[Schedule]
 # suite's CUDA check collects them to render for a GPU it does not have).
 OBSERVERS: list[Callable[[KernelSpec], None]] = []
 
+
 def _strip_reshapes(node: Node) -> Node:
     while node.op is Op.RESHAPE:
         node = node.src[0]
@@ -121,22 +123,15 @@ def _strip_reshapes(node: Node) -> Node:
 
 # ---- printing and verifying the stages ------------------------------------------------------
 
-def _debug_level() -> int:
-    try:
-        return int(os.environ.get("LT_DEBUG", "0") or 0)
-    except ValueError:
-        return 0
-
-
 def _wanted(stage: str) -> bool:
     named = {s.strip() for s in os.environ.get("LT_DUMP", "").split(",")}
-    level = _debug_level()
+    level = debug_level()
     return (stage in named or "all" in named or (stage == "source" and level >= 2)
             or (stage == "graph" and level >= 3))
 
 
 def _verifying() -> bool:
-    return _debug_level() > 0 or os.environ.get("LT_VERIFY", "") not in ("", "0")
+    return debug_level() > 0 or os.environ.get("LT_VERIFY", "") not in ("", "0")
 
 
 def _dump(stage: str, text: Callable[[], str]) -> None:

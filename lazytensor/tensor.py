@@ -15,8 +15,8 @@ import numpy as np
 from . import autograd, capture, dlpack, views
 from .autograd import adopt
 from .devices import STATS, canonical_device, runtime
-from .ir.dtypes import (DType, bfloat16, bfloat16_values, bool_, cast_values, complex64, complex128, float16, float32, float64, int8, int64, result_type,
-                        scalar_fits, to_dtype, ufunc_result, uint64)
+from .ir.dtypes import (DType, bfloat16, bfloat16_values, bool_, cast_values, complex64, complex128, float16, float32,
+                        float64, int8, int64, result_type, scalar_fits, to_dtype, ufunc_result, uint64)
 from .ir.graph import Node
 from .ir.ops import COMPARISON, COMPLEX_PARTS, ELEMENTWISE, MOVEMENT, TRANSCENDENTAL, Op
 from .ir.passes import const
@@ -130,8 +130,7 @@ class Tensor:
                                "gradient (copies do not carry gradients yet); move the inputs and the model "
                                "before the forward pass, or copy .detach() for a value you only read")
         host = runtime(self.device).device.to_numpy(self._buffer())   # (bfloat16: its bits)
-        buffer = runtime(target).device.from_numpy(np.asarray(host, order="C"))  # (keeps 0-d 0-d)
-        buffer = buffer if buffer.dtype is self.dtype else buffer.reshaped(self.shape, self.dtype)
+        buffer = runtime(target).device.from_numpy(np.asarray(host, order="C")).seen_as(self.dtype)  # (keeps 0-d 0-d)
         STATS.transfers += 1
         return Tensor(Node(Op.BUFFER, self.dtype, self.shape, (), buffer), target)
 
@@ -234,8 +233,7 @@ class Tensor:
         if node.op is Op.BUFFER and node.arg.private:
             return node.arg
         device = runtime(self.device).device
-        buffer = device.from_numpy(device.to_numpy(self._buffer()))
-        buffer = buffer if buffer.dtype is self.dtype else buffer.reshaped(self.shape, self.dtype)
+        buffer = device.from_numpy(device.to_numpy(self._buffer())).seen_as(self.dtype)
         buffer.private = True
         self.node = Node(Op.BUFFER, self.dtype, buffer.shape, (), buffer)
         return buffer
