@@ -1,11 +1,14 @@
 """Loop IR as text a person reads (LT_DUMP=loops): C-like statements, one per line.
 
-    kernel k(out0: float32*, in1: float32*)   parallel 0..64
-      for i0 in start..end parallel:
-        acc = 0.0
-        for r0 in 0..128 vectorized x8:
-          acc += in1[i0*128 + r0]
-        out0[i0] = acc
+    kernel kernel(out0: float32*, in1: float32*)          (x.sum(axis=1) * 2, x of 64 x 128)
+      for i0 in 0..64:
+        float64 acc0 = 0.0
+        float32 acc0_part = 0.0
+        for r0_1 in 0..128 vectorized x16 unroll 8:
+          acc0_part = (acc0_part + in1[((i0 * 128) + r0_1)])   (reassociable)
+        acc0 = (acc0 + cast<float64>(acc0_part))   (reassociable)
+        for i1 in 0..1:
+          out0[i0] = (cast<float32>(acc0) * 2.0)
 """
 from __future__ import annotations
 
@@ -29,16 +32,12 @@ def format_kernel(kernel: Kernel) -> str:
     lines = [head]
     lines += [f"  local {a.dtype.name} {a.name}[{a.size}]" for a in kernel.local_arrays]
     lines += [f"  {b.var} = ({b.kind.value} index / {b.stride}) % {b.extent}" for b in kernel.bindings]
-    stack: list[tuple[int, tuple[Stmt, ...]]] = [(1, kernel.body)]
-    pending: list[tuple[int, Stmt]] = []
+    stack: list[tuple[int, Stmt]] = [(1, s) for s in reversed(kernel.body)]
     while stack:   # (iterative: loop nests may be deep)
-        depth, body = stack.pop()
-        pending[:0] = [(depth, s) for s in body]
-        while pending:
-            depth, s = pending.pop(0)
-            lines.append("  " * depth + _statement(s))
-            if isinstance(s, (For, If)):
-                pending[:0] = [(depth + 1, inner) for inner in s.body]
+        depth, s = stack.pop()
+        lines.append("  " * depth + _statement(s))
+        if isinstance(s, (For, If)):
+            stack.extend((depth + 1, inner) for inner in reversed(s.body))
     return "\n".join(lines)
 
 
