@@ -159,7 +159,8 @@ def _fuse(nests: _Nests, prim: Fuse) -> None:
     fused = nest[at:at + len(prim.axes)]
     if [lp.name for lp in fused] != list(prim.axes) or any(not isinstance(lp.stop, Const) for lp in fused):
         raise ValueError(f"Fuse{prim.axes}: only neighbouring whole loops can be fused")
-    one = _Loop(prim.fused, math.prod(lp.extent for lp in fused), loop.const(math.prod(lp.extent for lp in fused)))
+    extent = math.prod(lp.extent for lp in fused)
+    one = _Loop(prim.fused, extent, loop.const(extent))
     nest[at:at + len(fused)] = [one]
     inner = 1
     for j, lp in reversed(list(enumerate(fused))):
