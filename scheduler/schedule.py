@@ -3,9 +3,9 @@
 Axes are named: output axes `i0, i1, ...` (after collapse: `output_axis(d)`), the axes of the
 k-th reduction `r{k}_{axis}` (`reduce_axis(k, axis)`); a primitive that makes loops names them:
 `Split("i0", 4096)` makes `.outer` (`i0_o`) and `.inner` (`i0_i`), `Fuse(axes)` makes `.fused`.
-The heuristics and `lower.py` take every name from these, never spell one out. `heuristic_schedule`
-picks primitives for a target; a later autotuner searches over the same primitives, and
-`lower.py` is the only place that applies them.
+The heuristics and the lowering (`lower.py` and its passes) take every name from these, never spell
+one out. `heuristic_schedule` picks primitives for a target; a later autotuner searches over the
+same primitives, and the lowering is the only place that applies them.
 """
 from __future__ import annotations
 

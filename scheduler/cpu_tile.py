@@ -1,0 +1,107 @@
+"""Lowering's cpu tile: CacheWrite(at) keeps the output loops from `at` inward in a local array
+(`_lower_cache_write`, which lowers the whole kernel), and CacheRead(slot, at) packs input `slot`
+into a contiguous array before the tile reads it (`_pack_inputs`, `_pack`)."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from ..ir import loop
+from ..ir.graph import Node
+from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
+from ..ir.view import View
+from .lower_expr import _UPDATE, _ExprLowering, _masked_load, _replace_load, _vars, _walk_exprs, identity
+from .nests import _Loop, _Nests, _kernel, _nest, _position, _stride
+from .schedule import CacheRead, CacheWrite, reduce_axis
+
+
+def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, CacheRead], nests: _Nests,
+                       reduces: list[Node], name: str, nparams: int) -> loop.Kernel:
+    """CacheWrite(at): the output loops from `at` inward form a tile kept in a local array. For
+    each element of the (single) reduction, every output of the tile is updated; then the tile's
+    outputs are finished (the expression around the reduction) and stored:
+
+        for outer loops:                   # (the first may run in parallel)
+            [pack: copy the part of an input the loops inside read into a contiguous array]
+            for tile loops: tile[t] = identity
+            for reduction loops:
+                for tile loops: tile[t] = tile[t] op value
+            for tile loops: out[...] = expression(tile[t])
+
+    CacheRead(slot, at) on an outer loop packs the input (_pack_inputs)."""
+    (prim,) = tiles
+    out = nests.out
+    names = [lp.name for lp in out]
+    at = names.index(prim.at) if prim.at in names else -1
+    if at < 0 or len(reduces) != 1 or any(lp.kind in (LoopKind.BLOCK, LoopKind.THREAD) for lp in out):
+        raise ValueError(f"CacheWrite({prim.at!r}): needs an output loop of a cpu kernel with one reduction")
+    if at == 0 and out[0].kind is LoopKind.PARALLEL:
+        raise ValueError(f"CacheWrite({prim.at!r}): the parallel loop stays outside the tile")
+    outer, tile = out[:at], out[at:]
+    (r,) = reduces
+    array = loop.LocalArray("lt_tile", r.dtype, math.prod(lp.extent for lp in tile))
+    position = _position(tile)
+    out_idx = nests.out_index()
+    lowering = _ExprLowering(reduces)
+    idx = [nests.values[reduce_axis(0, a)] if a in r.arg else out_idx[a] for a in range(len(out_idx))]
+    current = loop.LocalLoad(array.name, position, r.dtype)
+    update = loop.LocalStore(array.name, position, Alu(_UPDATE[r.op], (current, lowering.expr(r.src[0], idx)), r.dtype),
+                             reassociate=True)
+    lowering.acc[r] = current
+    out_index, _ = View.contiguous(expr.shape).index(out_idx)
+    finish = loop.Store(0, out_index, lowering.expr(expr, out_idx))
+
+    init = loop.LocalStore(array.name, position, Const(identity(r.op, r.dtype), r.dtype))
+    update, packed, prologues = _pack_inputs(update, caches, outer, nests.reduces[0] + tile, first=1)
+    body = _nest(tile, (init,)) + _nest(nests.reduces[0], _nest(tile, (update,))) + _nest(tile, (finish,))
+    return _kernel(name, expr, lowering, nparams, outer, body, prologues, local_arrays=(array, *packed))
+
+
+def _pack_inputs(update: loop.LocalStore, caches: dict[int, CacheRead], outer: list[_Loop], inner: list[_Loop],
+                 first: int) -> tuple[loop.LocalStore, list[loop.LocalArray], dict[str | None, tuple]]:
+    """cpu: CacheRead(slot, at) on an output loop outside the tile (or None: before the loops)
+    packs, BLAS style: at the start of each iteration of `at`, the elements of input `slot` that
+    the loops inside it (those of `outer` after it, then `inner`) read are copied into a local
+    array in the order they are read (_pack), so that the tile's updates stream through
+    contiguous memory instead of rows far apart (which share cache sets and evict each other).
+    Returns the update reading the arrays, the arrays (numbered from `first`) and the copies by
+    the loop they start (None: before the loops)."""
+    arrays: list[loop.LocalArray] = []
+    prologues: dict[str | None, tuple] = {}
+    names = [lp.name for lp in outer]
+    for slot, cache in caches.items():
+        if cache.at is not None and cache.at not in names:
+            raise ValueError(f"CacheRead({slot}, {cache.at!r}): on the cpu, the loop to pack at is an output loop "
+                             f"outside the CacheWrite tile, one of {names}, or None (before the loops)")
+        inside = outer[names.index(cache.at) + 1 if cache.at is not None else 0:] + inner
+        reads = [e for e in _walk_exprs(update.value) if isinstance(e, loop.Load) and e.buf == slot + 1]
+        if not reads:
+            raise ValueError(f"CacheRead({slot}, {cache.at!r}): the reduction does not read input {slot}")
+        for read in reads:   # (x @ x.T reads one input two ways: a panel for each)
+            value, packing, packed = _pack(update.value, read, inside, first + len(arrays))
+            update = replace(update, value=value)
+            arrays.append(packed)
+            prologues[cache.at] = prologues.get(cache.at, ()) + packing
+    return update, arrays, prologues
+
+
+def _pack(value: Expr, read: loop.Load, inside: list[_Loop], number: int) -> tuple[Expr, tuple, loop.LocalArray]:
+    """Pack the read `read` of a tile update `value` (cpu): the elements the loops `inside` read
+    are copied into a local array, the tile's vectorized loop innermost (its vectors are then
+    contiguous, and copied as vectors), the other loops by their stride in memory; `value`
+    then reads them from there. Returns the new value, the copy loop nest and the array."""
+    used = _vars(read.index)
+    axes = [lp for lp in inside if lp.name in used]
+    axes.sort(key=lambda lp: (lp.kind is LoopKind.VECTORIZED, -_stride(read.index, lp.name, axes)))
+    array = loop.LocalArray(f"lt_pack{number}", read.dtype, math.prod(lp.extent for lp in axes))
+    position, valid = _position(axes), None
+    for lp in axes:
+        if not (isinstance(lp.stop, Const) and lp.stop.value == lp.extent):   # a split's remainder
+            valid = loop.logical_and(valid, loop.less(Var(lp.name), lp.stop))
+    element = _masked_load(read.buf, read.index, read.dtype, valid)   # (past the edge: never used)
+    copy: tuple = (loop.LocalStore(array.name, position, element),)
+    for lp in reversed(axes):
+        vector = lp.kind is LoopKind.VECTORIZED and lp is axes[-1]
+        copy = (For(Var(lp.name), loop.const(0), loop.const(lp.extent), copy,
+                    LoopKind.VECTORIZED if vector else LoopKind.SERIAL, lp.width if vector else 1),)
+    return _replace_load(value, read, loop.LocalLoad(array.name, position, read.dtype)), copy, array
