@@ -72,13 +72,24 @@ FUTEX_WAIT, FUTEX_WAKE, SYS_FUTEX = 128, 129, 202   # *_PRIVATE; x86-64 syscall 
 
 def _ir() -> str:
     """The pool's native code, with the constants above (read when a pool is made)."""
-    return f"""
-declare i64 @syscall(i64, ...)
+    return "\n" + "\n".join([_DECLARATIONS, _worker_ir(), _run_ir(), _stop_ir()])
+
+
+_DECLARATIONS = """declare i64 @syscall(i64, ...)
 declare i32 @sched_yield()
 declare void @llvm.x86.sse2.pause()
 declare i64 @llvm.readcyclecounter()
+"""
 
-define void @lt_pool_worker(ptr %state) {{
+
+def _worker_ir() -> str:
+    """`lt_pool_worker`: wait for a job, claim its chunks and run them, until the pool stops."""
+    return "\n".join([_worker_setup_ir(), _worker_wait_ir(), _worker_claim_ir()])
+
+
+def _worker_setup_ir() -> str:
+    """The worker's entry: pointers into the state, the nap's timespec, the clocks started."""
+    return f"""define void @lt_pool_worker(ptr %state) {{
 entry:
   %seen.a = alloca i32, align 4          ; the generation whose chunks were all claimed when we looked
   %since.a = alloca i64, align 8         ; time of our last chunk (or wake)
@@ -103,8 +114,13 @@ entry:
   store i64 %t0, ptr %since.a, align 8
   store i64 %t0, ptr %last.a, align 8
   br label %wait
+"""
 
-wait:                                    ; until a new generation, or chunks left to claim
+
+def _worker_wait_ir() -> str:
+    """The worker's wait for a job: spin, then yield, then sleep on the futex; nap where
+    its core is wanted."""
+    return f"""wait:                                    ; until a new generation, or chunks left to claim
   %w = load atomic i64, ptr %word acquire, align 8
   %w.gen64 = lshr i64 %w, 32
   %w.gen = trunc i64 %w.gen64 to i32
@@ -164,8 +180,13 @@ awake:
   store i64 %t2, ptr %since.a, align 8
   store i64 %t2, ptr %last.a, align 8
   br label %wait
+"""
 
-claim:
+
+def _worker_claim_ir() -> str:
+    """The worker's claims: run chunks of the open job (waking a sleeping launcher after
+    each), back to waiting when none is left, out when the pool stops."""
+    return f"""claim:
   %stop = load atomic i64, ptr %stop.p acquire, align 8
   %stopping = icmp ne i64 %stop, 0
   br i1 %stopping, label %exit, label %take
@@ -205,8 +226,17 @@ missed:                                  ; all claimed: wait for the next genera
 exit:
   ret void
 }}
+"""
 
-define void @lt_pool_run(ptr %state, ptr %fn, ptr %args, i64 %extent, i64 %parts) {{
+
+def _run_ir() -> str:
+    """`lt_pool_run`: publish a job, claim its chunks like a worker, wait for the workers' chunks."""
+    return "\n".join([_run_publish_ir(), _run_claim_ir(), _run_settle_ir()])
+
+
+def _run_publish_ir() -> str:
+    """The launch's entry: the job's fields, a new generation in the word, sleeping workers woken."""
+    return f"""define void @lt_pool_run(ptr %state, ptr %fn, ptr %args, i64 %extent, i64 %parts) {{
 entry:
   %own.a = alloca i64, align 8           ; chunks this thread ran, and their cycles
   %spent.a = alloca i64, align 8
@@ -236,8 +266,12 @@ entry:
 wake:
   call i64 (i64, ...) @syscall(i64 {SYS_FUTEX}, ptr %generation, i64 {FUTEX_WAKE}, i64 2147483647)
   br label %claim
+"""
 
-claim:                                   ; take chunks until none is left, like any worker
+
+def _run_claim_ir() -> str:
+    """The launching thread's own chunks, timed (their mean time sets the settle's patience)."""
+    return """claim:                                   ; take chunks until none is left, like any worker
   %c = atomicrmw add ptr %word, i64 1 monotonic
   %i = and i64 %c, 65535
   %mine = icmp ult i64 %i, %parts
@@ -259,8 +293,13 @@ chunk:
   %own.1 = add i64 %own, 1
   store i64 %own.1, ptr %own.a, align 8
   br label %claim
+"""
 
-settle:                                  ; wait only for chunks that workers claimed
+
+def _run_settle_ir() -> str:
+    """The launch's wait for the chunks workers claimed: a spin of about two chunks' time,
+    then the futex."""
+    return f"""settle:                                  ; wait only for chunks that workers claimed
   %own.n = load i64, ptr %own.a, align 8
   %others = sub i64 %parts, %own.n
   %need = trunc i64 %others to i32
@@ -295,8 +334,12 @@ exit:
   store atomic i32 0, ptr %waiting monotonic, align 4
   ret void
 }}
+"""
 
-define void @lt_pool_stop(ptr %state) {{
+
+def _stop_ir() -> str:
+    """`lt_pool_stop`: the stop flag, then a generation every worker sees, sleepers and nappers woken."""
+    return f"""define void @lt_pool_stop(ptr %state) {{
 entry:
   %word = getelementptr i8, ptr %state, i64 {WORD}
   %generation = getelementptr i8, ptr %state, i64 {WORD + 4}
