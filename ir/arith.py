@@ -1,7 +1,8 @@
 """Node arithmetic: the small constructors that graph rewrites write their formulas with
-(autograd's gradient rules, the complex lowering). Each makes one node through the rule tables."""
+(autograd's gradient rules, the complex lowering, the front end's casts). Each makes one node through the rule tables."""
 from __future__ import annotations
 
+from .dtypes import HALF_FLOATS, DType, float32
 from .graph import Node
 from .ops import Op
 from .passes import const
@@ -11,6 +12,11 @@ from .rules import make
 def c(value: float, like: Node) -> Node:
     """The constant `value` in `like`'s dtype and shape."""
     return const(value, like.dtype, like.shape)
+
+
+def cast(a: Node, dtype: DType) -> Node:
+    """`a` in `dtype` (itself where it has that dtype already)."""
+    return a if a.dtype is dtype else make(Op.CAST, a, arg=dtype)
 
 
 def add(a: Node, b: Node) -> Node:
@@ -52,3 +58,13 @@ def real(a: Node) -> Node:
 def complex_(re: Node, im: Node) -> Node:
     """The complex value re + i im of two floats of one dtype."""
     return make(Op.COMPLEX, re, im)
+
+
+def sum_of_products(left: Node, right: Node, axes: tuple[int, ...], dtype: DType) -> Node:
+    """The sum over `axes` of left * right (nodes of one shape) in `dtype`, accumulated as a
+    matrix product is: in the dtype itself, not in float64 like a plain float32 sum, so each
+    term is one FMA of full vectors; float16 products are summed in float32 and rounded once,
+    as numpy does. (matmul, and conv2d's windows times weights.)"""
+    accumulate = float32 if dtype in HALF_FLOATS else dtype
+    product = make(Op.AND if dtype.is_bool else Op.MUL, cast(left, accumulate), cast(right, accumulate))
+    return cast(make(Op.SUM, product, arg=axes), dtype)

@@ -49,6 +49,9 @@ class _Entry(weakref.ref):
 class Node(_Fields):
     # `tracks` is autograd's memo (lazytensor/autograd.py): whether gradients flow from this node
     # to a leaf tensor; None until asked. A derived fact, so it does not make nodes mutable values.
+    # It is a slot, not a weak dictionary in autograd, for speed: training asks it a few times for
+    # every op it records (a slot read is ~20 ns, a WeakKeyDictionary lookup ~200 ns, its entries
+    # cost more to make and to drop: ~1 us of an op's ~9 us graph building). The IR never reads it.
     # `local` is (op, dtype, shape, arg key): the node without its sources, for structure keys.
     # `depth` is the longest path of pending (not yet computed) nodes down from this one: 0 for a
     # buffer or constant; a realized value's node is set back to 0 (realize.py), so it measures

@@ -163,7 +163,7 @@ COMPLEX_OPS = MOVEMENT | COMPLEX_PARTS | GRAPH_ONLY | frozenset({
 })
 
 # Transcendental ops: their device libraries may round otherwise than numpy, so a small value is
-# never computed with them on the host (lazytensor/tensor.py's _HOST_OPS).
+# never computed with them on the host (lazytensor/host.py's _HOST_OPS).
 TRANSCENDENTAL = frozenset({
     Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH,
     Op.COSH, Op.ASINH, Op.ACOSH, Op.ATANH, Op.EXPM1, Op.LOG1P, Op.LOG2, Op.LOG10, Op.ATAN2, Op.HYPOT,

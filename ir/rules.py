@@ -2,7 +2,7 @@
 
 The numpy reference is the living definition of what each op means; `ir/interpret.py` runs a
 whole graph with it, and every backend is tested against it. Backends keep their own code tables
-(`backends/cpu/render.py` ...); gradient rules live with autograd (`lazytensor/autograd.py`).
+(`backends/cpu/render_ops.py`, `backends/cstyle_ops.py`); gradient rules live with autograd (`lazytensor/grad_rules.py`).
 """
 from __future__ import annotations
 
@@ -229,7 +229,7 @@ _UNARY_NUMPY = {
 }
 # numpy's ufunc of each binary op: the reference computes with it (POW through _pow, which
 # defines negative integer exponents), and the front end asks it for an arithmetic op's result
-# dtype (lazytensor/tensor.py's _UFUNC)
+# dtype (lazytensor/operands.py's _UFUNC)
 BINARY_UFUNC: dict[Op, np.ufunc] = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.true_divide,
     Op.FLOORDIV: np.floor_divide, Op.MOD: np.remainder, Op.POW: np.power, Op.MAX: np.maximum,

@@ -14,8 +14,7 @@ from .ir.dtypes import (DType, bfloat16, bfloat16_bits, bool_, default_complex, 
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
-from .movement import shape_arg
-from .tensor import Tensor, check_size
+from .tensor import Tensor, check_size, shape_arg
 
 _rng = np.random.default_rng()
 

@@ -13,7 +13,7 @@ except Exception:   # (no einops, or one installed with errors or without this m
 if AbstractBackend is not None:
     import numpy as np
 
-    import lazytensor as lt
+    from . import namespace as lt
 
     class LazytensorBackend(AbstractBackend):
         framework_name = "lazytensor"

@@ -21,7 +21,8 @@ from .ir.fft import lengths
 from .ir.ops import Op
 from .ir.rules import make
 from .manipulation import roll
-from .tensor import Tensor, as_tensor, normalize_axes, where
+from .operands import as_tensor, normalize_axes, where
+from .tensor import Tensor
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
            "rfftfreq", "fftshift", "ifftshift"]

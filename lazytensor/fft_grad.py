@@ -1,6 +1,6 @@
 """Gradient rules of FFT nodes (the fft extension's transforms).
 
-autograd.py's rule for Op.FFT comes here. Every transform is linear, so its gradient is its
+autograd.py's table sends Op.FFT here (fft_rule). Every transform is linear, so its gradient is its
 adjoint applied to the result's gradient (PyTorch's convention for complex values: see
 autograd.py), itself a transform:
 
@@ -15,7 +15,7 @@ autograd.py), itself a transform:
 """
 from __future__ import annotations
 
-from .autograd import Grads, _c, _conj, _mul
+from .grad_rules import Grads, _c, _conj, _mul
 from .ir.fft import lengths
 from .ir.graph import Node
 from .ir.ops import Op

@@ -18,7 +18,8 @@ from .ir.rules import make
 from .movement import broadcast_to, concatenate, flip, pad, permute, squeeze, stack
 from .movement import expand_dims as _expand_dims
 from .movement import reshape as _reshape
-from .tensor import AxisError, Tensor, as_tensor, binary, float_unary, normalize_axes, operands, where
+from .operands import as_tensor, binary, float_unary, normalize_axes, operands, where
+from .tensor import AxisError, Tensor
 from .views import ViewOf, fresh
 
 
@@ -56,9 +57,9 @@ neg = negative = _method("neg", "-x elementwise\n\n>>> lt.neg(lt.asarray([1, -2]
 transpose = _method("transpose", "Reverse or permute the axes\n\n>>> lt.transpose(lt.zeros((2, 3))).shape\n(3, 2)")
 
 
-# ---- the Array API's reductions and conversions, with the standard's signatures ----------------
-# (x positional-only, the options keyword-only, as the standard writes them; the Tensor methods
-# of the same names also take axis positionally, PyTorch-style)
+# ---- conversions and movement, with the Array API's signatures ---------------------------------
+# (x positional-only, the options keyword-only, as the standard writes them; the reductions are
+# in reductions.py)
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
     """`x` converted to `dtype` (numpy's casting rules for values). With copy=False, `x` itself
@@ -73,118 +74,6 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> T
     if not copy and to_dtype(dtype) is x.dtype and (device is None or canonical_device(device) == x.device):
         return x
     return x.astype(dtype, copy=copy, device=device)
-
-
-def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
-    """Sum over `axis` (an int, a tuple, or None for all). Signed integers and bool sum to
-    int64, unsigned to uint64, floats keep their dtype; `dtype` casts `x` to it first and
-    returns that dtype (numpy's `dtype=`).
-
-    >>> lt.sum(lt.asarray([[1, 2], [3, 4]]), axis=0).tolist()
-    [4, 6]
-    >>> lt.sum(lt.asarray([100, 100], dtype=lt.int8), dtype=lt.int8).item()   # wraps, as numpy's
-    -56
-    """
-    return as_tensor(x).sum(axis, keepdims, dtype=dtype)
-
-
-def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
-    """Product over `axis`; integers and bool multiply in int64 (unsigned: uint64), floats keep
-    their dtype; `dtype` casts `x` to it first (numpy's `dtype=`).
-
-    >>> lt.prod(lt.asarray([2, 3, 4])).item()
-    24
-    >>> lt.prod(lt.asarray([0.5, 3.0]), dtype=lt.float64).dtype
-    lazytensor.float64
-    """
-    return as_tensor(x).prod(axis, keepdims, dtype=dtype)
-
-
-def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Arithmetic mean over `axis` (integers give float64, as numpy's).
-
-    >>> lt.mean(lt.asarray([1.0, 2.0, 6.0])).item()
-    3.0
-    """
-    return as_tensor(x).mean(axis, keepdims)
-
-
-def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Maximum over `axis`; nan where any value is nan. Empty input raises ValueError.
-
-    >>> lt.max(lt.asarray([[1, 5], [7, 3]]), axis=1).tolist()
-    [5, 7]
-    """
-    return as_tensor(x).max(axis, keepdims)
-
-
-def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Minimum over `axis`; nan where any value is nan. Empty input raises ValueError.
-
-    >>> lt.min(lt.asarray([[1, 5], [7, 3]]), axis=1, keepdims=True).tolist()
-    [[1], [3]]
-    """
-    return as_tensor(x).min(axis, keepdims)
-
-
-def argmax(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Index of the first maximum along `axis` (of the flattened tensor when None), int64; a
-    nan counts as the maximum, as in numpy.
-
-    >>> lt.argmax(lt.asarray([1, 5, 3])).item()
-    1
-    """
-    return as_tensor(x).argmax(axis, keepdims)
-
-
-def argmin(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Index of the first minimum along `axis` (of the flattened tensor when None), int64.
-
-    >>> lt.argmin(lt.asarray([4, 1, 3])).item()
-    1
-    """
-    return as_tensor(x).argmin(axis, keepdims)
-
-
-def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """True where every element along `axis` is nonzero (True for empty input).
-
-    >>> lt.all(lt.asarray([True, False])).item()
-    False
-    """
-    return as_tensor(x).all(axis, keepdims)
-
-
-def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """True where some element along `axis` is nonzero (False for empty input).
-
-    >>> lt.any(lt.asarray([True, False])).item()
-    True
-    """
-    return as_tensor(x).any(axis, keepdims)
-
-
-def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False,
-        ddof: Any = None) -> Tensor:
-    """Variance over `axis`: the mean squared deviation, divided by n - correction (`ddof` is
-    numpy's name for correction, accepted too).
-
-    >>> lt.var(lt.asarray([1.0, 2.0, 3.0, 4.0])).item()
-    1.25
-    >>> lt.var(lt.asarray([1.0, 2.0, 3.0, 4.0]), correction=1).item()
-    1.666...
-    """
-    return as_tensor(x).var(axis, keepdims, correction, ddof)
-
-
-def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False,
-        ddof: Any = None) -> Tensor:
-    """Standard deviation over `axis` (the square root of `var`, with its `correction`).
-
-    >>> lt.std(lt.asarray([1.0, 3.0])).item()
-    1.0
-    """
-    return as_tensor(x).std(axis, keepdims, correction, ddof)
 
 
 def reshape(x: Any, /, shape: Any, *, copy: Any = None) -> Tensor:
@@ -601,22 +490,10 @@ def greater_equal(a: Any, b: Any) -> Tensor:
     return less_equal(b, a)
 
 
-def matmul(a: Any, b: Any) -> Tensor:
-    """Matrix product (numpy.matmul).
-
-    >>> lt.matmul(lt.ones((2, 3)), lt.ones(3)).tolist()
-    [3.0, 3.0]
-    """
-    from .linalg import matmul as _matmul
-    return _matmul(as_tensor(a, like=b), b)
-
-
 __all__ = [
-    "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "neg", "negative", "astype", "sum", "prod",
-    "all", "any", "var", "std",
-    "mean", "max", "min", "argmax", "argmin", "transpose", "add", "subtract", "multiply", "divide",
-    "floor_divide", "mod", "remainder", "pow", "power", "maximum", "minimum", "less", "less_equal",
-    "equal", "not_equal", "greater", "greater_equal", "matmul", "where", "reshape", "permute",
+    "exp", "log", "sqrt", "sin", "cos", "tanh", "abs", "neg", "negative", "astype", "transpose", "add", "subtract",
+    "multiply", "divide", "floor_divide", "mod", "remainder", "pow", "power", "maximum", "minimum", "less", "less_equal",
+    "equal", "not_equal", "greater", "greater_equal", "where", "reshape", "permute",
     "broadcast_to", "squeeze", "expand_dims", "flip", "pad", "concatenate", "stack",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
     "bitwise_invert", "atan2", "arctan2", "hypot", "copysign", "tan", "asin", "arcsin", "acos",

@@ -11,19 +11,139 @@ their docstrings say.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
+from . import capture, views
+from .creation import arange, asarray
+from .devices import runtime
+from .host import VIEWS, host_value, read_element, realized
 from .ir.dtypes import int64
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
-from . import views
-from .tensor import Tensor, as_tensor, broadcast_node, broadcast_shapes, normalize_axes, where
+from .movement import _apply_basic, basic_index, basic_moves, is_element, permute, reshape, written_value
+from .operands import as_tensor, broadcast_node, broadcast_shapes, normalize_axes, where
+from .tensor import Tensor, attach_methods
 
 
+# ---- x[index] and x[index] = value ---------------------------------------------------------------
+
+class Indexing:
+    """Tensor's indexing methods (attached below)."""
+
+    def __getitem__(self, index) -> "Tensor":
+        kind = type(index)
+        if kind is int or kind is tuple:   # (reading elements is common: cheap, past the general rules)
+            found = elements(self, (index,) if kind is int else index)
+            if found is not None:
+                return found
+        items = _integer_items(index) if kind is Tensor or kind is tuple else None
+        if items is not None:   # 0-d integer tensors index as their ints (numpy's result: a copy)
+            return views.fresh(self[items])
+        return getitem(self, index)
+
+    def __setitem__(self, index, value) -> None:
+        """x[index] = value: lazy, like every other op (numpy's last-write-wins for repeats)."""
+        setitem(self, index, value)
+
+
+attach_methods(Indexing)
+
+
+def _is_array_index(item: Any) -> bool:
+    return isinstance(item, (Tensor, np.ndarray, list, tuple)) or isinstance(item, (bool, np.bool_))
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """numpy indexing: ints (negative too), slices with steps, None, Ellipsis (all views), and
+    numpy's advanced indexing: integer arrays broadcast together and boolean masks (which realize
+    the mask), mixed with the rest (below)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not any(_is_array_index(item) for item in items):
+        slices, final_shape = basic_index(x, items)
+        if is_element(items, x.ndim):   # one element by integers: a value of its own, as numpy's scalar
+            return x._new(views.apply(x.node, basic_moves(x, slices, final_shape)))
+        return _apply_basic(x, slices, final_shape)
+    return advanced_index(x, items)
+
+
+def setitem(x: Tensor, index: Any, value: Any) -> None:
+    """x[index] = value, lazily (x's node becomes a select between value and x). A basic index
+    puts the value back through the index's movement ops (views.put_back: pads, reshapes); an
+    array index realizes only the written positions. An empty target writes nothing (the value
+    must still broadcast to it, as in numpy)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not any(_is_array_index(item) for item in items):
+        slices, final_shape = basic_index(x, items)
+        piece = written_value(x, value, tuple(final_shape), element=is_element(items, x.ndim))
+        if piece.size:
+            moves = basic_moves(x, slices, final_shape)
+            with views.WRITING:   # (x's value read and replaced at once: see views.WRITING)
+                x._set_node(views.put_back(x.node, moves, piece.node))
+        return
+    assign(x, index, value)
+
+
+
+def elements(x: Tensor, items: tuple) -> Optional[Tensor]:
+    """x[i, j, ...] with Python ints (fewer than x.ndim: the rest are whole axes); None where an
+    item is anything else (the general rules decide)."""
+    shape = x.node.shape
+    slices = []
+    for i, size in zip(items, shape):
+        if type(i) is not int:
+            return None
+        if i < 0:
+            i += size
+        if not 0 <= i < size:
+            axis = len(slices)
+            raise IndexError(f"index {items[axis]} is out of bounds for axis {axis} with size {size}")
+        slices.append((i, i + 1, 1))
+    if len(items) != len(slices):   # (more items than axes, or a non-int among the extra ones)
+        if any(type(i) is not int for i in items):
+            return None
+        raise IndexError(f"too many indices for tensor: tensor is {x.ndim}-dimensional, but {len(items)} were indexed")
+    if not items:   # x[()]: of a 0-d tensor its value (numpy's scalar), else a view of all of it
+        return x._new(x.node) if not x.ndim else views.view(x, ())
+    rest = shape[len(items):]
+    if rest:
+        return views.view(x, ((Op.SHRINK, tuple(slices) + tuple([(0, n, 1) for n in rest])), (Op.RESHAPE, rest)))
+    # one element: a value of its own, as numpy's scalar (its nodes made directly: shapes known)
+    shrunk = Node(Op.SHRINK, x.node.dtype, (1,) * len(items), (x.node,), tuple(slices))
+    return Tensor(Node(Op.RESHAPE, shrunk.dtype, (), (shrunk,), ()), x.device)
+
+def _integer_items(index: Any) -> Optional[tuple]:
+    """`index` with its 0-d integer tensors replaced by their values, where those are the only
+    tensors in it and their values can be read without a kernel (elements of realized memory, or
+    a few host operations on them: x[k[i], k[j]] in a loop would otherwise gather with a kernel
+    compiled per step); else None."""
+    items = index if type(index) is tuple else (index,)
+    if capture.RECORDING is not None or not any(type(i) is Tensor for i in items):
+        return None
+    converted = []
+    for item in items:
+        if type(item) is Tensor:
+            if item.node.size != 1 or item.node.shape or not item.dtype.is_integer:
+                return None
+            node = item.node
+            found = realized(node)
+            value = (runtime(item.device).device.read(found.arg, 0, 1) if found is not None else
+                     read_element(node, item.device) if node.op in VIEWS else None)
+            if value is None:
+                value = host_value(node, item.device)
+            if value is None:
+                return None
+            item = int(np.asarray(value).reshape(()))
+        elif isinstance(item, (list, np.ndarray)) or hasattr(item, "__array__"):
+            return None   # (other arrays: numpy's advanced indexing, as before)
+        converted.append(item)
+    return tuple(converted)
+
+
+# ---- gathers, scatters and array indices -----------------------------------------------------------
 
 def _index_tensor(indices: Any, like: Tensor, what: str) -> Tensor:
     if isinstance(indices, (list, tuple)) and np.size(indices) == 0:
@@ -60,7 +180,6 @@ def take_along_axis(x: Any, indices: Any, axis: int = -1) -> Tensor:
     >>> lt.take_along_axis(lt.asarray([[10, 20], [30, 40]]), lt.asarray([[1], [0]]), 1).tolist()
     [[20], [30]]
     """
-    from .creation import arange
     x = as_tensor(x)
     index = _index_tensor(indices, x, "take_along_axis")
     if index.ndim != x.ndim:
@@ -103,7 +222,6 @@ def nonzero(x: Any) -> tuple[Tensor, ...]:
     >>> [t.tolist() for t in lt.nonzero(lt.asarray([0, 3, 0, 4]))]
     [[1, 3]]
     """
-    from .creation import asarray
     x = as_tensor(x)
     if x.ndim == 0:
         raise ValueError("nonzero of a 0-d tensor is not defined; use x.reshape(1)")
@@ -170,7 +288,6 @@ def advanced_index(x: Tensor, items: tuple) -> Tensor:
             basic.append(slice(None))
             arrays.append(_Array(_integer_array(item, x), r_axis, x.shape[axis], axis))
             r_axis, axis = r_axis + 1, axis + 1
-    from .movement import _apply_basic, basic_index, permute, reshape
     result = _apply_basic(x, *basic_index(x, tuple(basic)))
     try:
         shape = broadcast_shapes(*[a.shape for a in arrays])
@@ -224,7 +341,6 @@ def _const(value: int, like: Node) -> Node:
 
 
 def _device_index(values: np.ndarray, x: Tensor) -> Tensor:
-    from .creation import asarray
     return asarray(values, device=x.device)
 
 
@@ -329,7 +445,6 @@ def _expand(items: tuple, ndim: int) -> tuple:
 def assign(x: Tensor, index: Any, value: Any) -> None:
     """x[index] = value, lazily: x's node becomes `where(written, value, x)`; x keeps its dtype.
     Works for every index that reads work for."""
-    from .movement import getitem, is_element, written_value
     positions = _positions(x)
     target = getitem(positions, index)            # which flat position each written element hits
     if target.size == 0 and (value.size if isinstance(value, Tensor) else np.size(value)) == 0:
@@ -378,7 +493,6 @@ def index_add(x: Any, index: Any, values: Any, axis: int = 0) -> Tensor:
                              "move them with .to(device)")
         values = values.astype(x.dtype)
     else:
-        from .creation import asarray
         values = asarray(np.asarray(values).astype(x.dtype.np), dtype=x.dtype, device=x.device)
     try:
         values = values.broadcast_to(shape)
@@ -391,14 +505,12 @@ def index_add(x: Any, index: Any, values: Any, axis: int = 0) -> Tensor:
 
 
 def _positions(x: Tensor) -> Tensor:
-    from .creation import arange
     return arange(x.size, device=x.device).reshape(x.shape)
 
 
 def _scatter_map(target: Tensor, size: int) -> tuple[Tensor, Tensor]:
     """For every flat position of x: is it written, and by which element of the value (the last
     write wins, as in numpy). This realizes the written positions (the index, not x or value)."""
-    from .creation import asarray
     hit = target.numpy().reshape(-1)
     source = np.full(size, 0, dtype=np.int64)
     written = np.zeros(size, dtype=bool)

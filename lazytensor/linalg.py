@@ -28,7 +28,12 @@ from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
-from .tensor import Tensor, _cast, as_tensor, broadcast_node, broadcast_shapes, normalize_axes, same_device
+from .creation import asarray, eye, zeros
+from .ir.arith import cast, sum_of_products
+from .manipulation import matrix_transpose, tensordot, vecdot
+from .movement import stack
+from .operands import as_tensor, broadcast_node, broadcast_shapes, normalize_axes, same_device
+from .tensor import Tensor
 
 
 def matmul(a: Any, b: Any) -> Tensor:
@@ -37,11 +42,8 @@ def matmul(a: Any, b: Any) -> Tensor:
     >>> (lt.ones((2, 3)) @ lt.ones((3, 4))).shape
     (2, 4)
     """
-    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
-        from .creation import asarray
-        device = a.device if isinstance(a, Tensor) else b.device
-        a = a if isinstance(a, Tensor) else asarray(a, device=device)
-        b = b if isinstance(b, Tensor) else asarray(b, device=device)
+    a = as_tensor(a, like=b)   # (array-likes go to the other operand's device)
+    b = as_tensor(b, like=a)
     device = a.device
     if b.device != device:
         raise ValueError(f"matmul: operands are on different devices ({a.device} and {b.device})")
@@ -66,16 +68,6 @@ def matmul(a: Any, b: Any) -> Tensor:
     summed = sum_of_products(left, right, (len(full) - 2,), dtype)
     out_shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
     return Tensor(make(Op.RESHAPE, summed, arg=out_shape), device)
-
-
-def sum_of_products(left: Node, right: Node, axes: tuple[int, ...], dtype: DType) -> Node:
-    """The sum over `axes` of left * right (nodes of one shape) in `dtype`, accumulated as a
-    matrix product is: in the dtype itself, not in float64 like a plain float32 sum, so each
-    term is one FMA of full vectors; float16 products are summed in float32 and rounded once,
-    as numpy does. (matmul, and conv2d's windows times weights.)"""
-    accumulate = float32 if dtype in HALF_FLOATS else dtype
-    product = make(Op.AND if dtype.is_bool else Op.MUL, _cast(left, accumulate), _cast(right, accumulate))
-    return _cast(make(Op.SUM, product, arg=axes), dtype)
 
 
 # ---- results with names (the standard's) -------------------------------------------------------
@@ -139,11 +131,11 @@ def _decompose(name: str, x: Tensor, outputs: int, options: tuple = (), extra: S
     """The `outputs` results of LINALG routine `name` of x: one node each, computed in x's compute
     dtype and given back in x's float dtype. `extra` are further sources (already in that dtype)."""
     compute = _compute_dtype(x.dtype, name)
-    source = _cast(x.node, compute)
+    source = cast(x.node, compute)
     results = [make(Op.LINALG, source, *extra, arg=(name, i, options)) for i in range(outputs)]
     # (float16 is given back as float16, bfloat16 as bfloat16; a complex input's real results --
     # eigenvalues, singular values, log|det| -- stay real, and eig's complex results complex64)
-    return [x._new(_cast(r, x.dtype) if x.dtype in HALF_FLOATS and not r.dtype.is_complex else r) for r in results]
+    return [x._new(cast(r, x.dtype) if x.dtype in HALF_FLOATS and not r.dtype.is_complex else r) for r in results]
 
 
 def _rtol_node(x: Tensor, rtol: Any, name: str) -> Node:
@@ -158,7 +150,6 @@ def _rtol_node(x: Tensor, rtol: Any, name: str) -> Node:
         rtol = np.asarray(rtol)
         if rtol.ndim == 0:
             return const(float(rtol), dtype, batch)
-        from .creation import asarray
         rtol = asarray(rtol, device=x.device)
     same_device(x, rtol, name=f"linalg.{name}")
     try:
@@ -168,7 +159,7 @@ def _rtol_node(x: Tensor, rtol: Any, name: str) -> Node:
     if not fits:
         raise ValueError(f"linalg.{name}: rtol of shape {rtol.shape} does not broadcast to the batch shape {batch} "
                          f"of x (shape {x.shape})")
-    return broadcast_node(_cast(rtol.node, dtype), batch)
+    return broadcast_node(cast(rtol.node, dtype), batch)
 
 
 # ---- decompositions and solvers: opaque steps --------------------------------------------------
@@ -241,12 +232,12 @@ def solve(x1: Any, x2: Any, /) -> Tensor:
         raise ValueError(f"linalg.solve: the batch axes of x1 {a.shape} and x2 {b.shape} do not broadcast") from None
     dtype = result_type(a.dtype, b.dtype)
     compute = _compute_dtype(dtype, "solve")
-    left = broadcast_node(_cast(a.node, compute), batch + (m, m))
-    right = broadcast_node(make(Op.RESHAPE, _cast(b.node, compute), arg=b_shape), batch + b_shape[-2:])
+    left = broadcast_node(cast(a.node, compute), batch + (m, m))
+    right = broadcast_node(make(Op.RESHAPE, cast(b.node, compute), arg=b_shape), batch + b_shape[-2:])
     x = make(Op.LINALG, left, right, arg=("solve", 0, ()))
     if vector:
         x = make(Op.RESHAPE, x, arg=batch + (m,))
-    return Tensor(_cast(x, dtype if dtype in HALF_FLOATS else compute), device)
+    return Tensor(cast(x, dtype if dtype in HALF_FLOATS else compute), device)
 
 
 def eigh(x: Any, /) -> EighResult:
@@ -355,7 +346,6 @@ def matrix_rank(x: Any, /, *, rtol: Optional[Union[float, Tensor]] = None) -> Te
     x = _matrices(x, "matrix_rank")
     batch = x.shape[:-2]
     if min(x.shape[-2:]) == 0:   # (no singular values: no largest one)
-        from .creation import zeros
         return zeros(batch, dtype=int64, device=x.device)
     s = svdvals(x)
     rtol = Tensor(make(Op.RESHAPE, _rtol_node(x, rtol, "matrix_rank"), arg=batch + (1,)), x.device)
@@ -431,7 +421,6 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
     a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
     after = (slice(None),) * (-axis - 1)
     (a0, a1, a2), (b0, b1, b2) = [[t[(Ellipsis, i) + after] for i in range(3)] for t in (a, b)]
-    from .movement import stack
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=axis)
 
 
@@ -448,7 +437,6 @@ def matrix_power(x: Any, n: int, /) -> Tensor:
     except TypeError:
         raise TypeError(f"linalg.matrix_power: the exponent must be an integer, not {n!r}") from None
     if n == 0:
-        from .creation import eye
         identity = eye(x.shape[-1], dtype=x.dtype, device=x.device)
         return Tensor(broadcast_node(identity.node, x.shape), x.device)
     if n < 0:
@@ -524,14 +512,6 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Optional[Union[int, f
     else:
         raise ValueError(f"linalg.matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, not {ord!r}")
     return result.reshape(result.shape + (1, 1)) if keepdims else result
-
-
-def __getattr__(name: str):
-    # the extension's other functions live with the manipulation helpers (no import cycle here)
-    if name in ("matrix_transpose", "vecdot", "tensordot"):
-        from . import manipulation
-        return getattr(manipulation, name)
-    raise AttributeError(f"lazytensor.linalg has no function {name!r}")
 
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm",

@@ -1,6 +1,6 @@
 """Gradient rules of LINALG nodes (the linalg extension's decompositions and solvers).
 
-autograd.py's rule for Op.LINALG comes here; each routine has one rule, given the gradient `g`
+autograd.py's table sends Op.LINALG here (linalg_rule); each routine has one rule, given the gradient `g`
 of one result node (`out`, result `out.arg[1]`) and giving the gradients of the sources. A
 routine with several results (svd's U, S, Vh) is several nodes: each result's rule adds its part
 (the formulas are linear in the results' gradients), and the other results it needs are the
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .autograd import Grads, _add, _c, _complex, _conj, _div, _iota, _mul, _neg, _sub, _where
-from .ir.dtypes import DType
+from .grad_rules import Grads, _add, _c, _complex, _conj, _div, _iota, _mul, _neg, _sub, _where
+from .ir.arith import cast, sum_of_products
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.rules import make
@@ -47,14 +47,8 @@ def _mT(a: Node) -> Node:
     return _conj(make(Op.PERMUTE, a, arg=tuple(range(n - 2)) + (n - 1, n - 2)))
 
 
-def _as(a: Node, dtype: DType) -> Node:
-    """`a` (real) in `dtype` (its complex type), to scale complex matrices."""
-    return a if a.dtype is dtype else make(Op.CAST, a, arg=dtype)
-
-
 def _mm(a: Node, b: Node) -> Node:
     """a @ b for stacks of one batch shape, (..., m, k) @ (..., k, n)."""
-    from .linalg import sum_of_products
     *batch, m, k = a.shape
     n = b.shape[-1]
     full = tuple(batch) + (m, k, n)
@@ -135,7 +129,7 @@ def _slogdet(g: Node, out: Node, options: dict) -> Grads:
             return (None,)
         turn = make(Op.IMAG, _mul(g, _conj(out)))   # i Im(g conj(sign)) A^-H
         g = _complex(_c(0, turn), turn)
-    return (_mul(_per_matrix(_as(g, a.dtype), a.shape), _mT(_linalg("inv", a))),)
+    return (_mul(_per_matrix(cast(g, a.dtype), a.shape), _mT(_linalg("inv", a))),)
 
 
 def _cholesky(g: Node, out: Node, options: dict) -> Grads:
@@ -152,19 +146,19 @@ def _eigh(g: Node, out: Node, options: dict) -> Grads:
     a = out.src[0]
     vectors = _linalg("eigh", a, output=1)
     if out.arg[1] == 0:   # the eigenvalues: V diag(g) V^T
-        return (_mm(_mul(vectors, _columns(_as(g, a.dtype), a.shape)), _mT(vectors)),)
+        return (_mm(_mul(vectors, _columns(cast(g, a.dtype), a.shape)), _mT(vectors)),)
     values = _linalg("eigh", a, output=0)
     vtg = _mm(_mT(vectors), g)
     skew = _mul(_sub(vtg, _mT(vtg)), _c(0.5, vtg))
     gaps = _sub(_columns(values, a.shape), _rows(values, a.shape))   # w_j - w_i
     gaps = _where(_band(a.shape, lower=False), _c(1, gaps), gaps)
-    return (_mm(_mm(vectors, _div(skew, _as(gaps, a.dtype))), _mT(vectors)),)
+    return (_mm(_mm(vectors, _div(skew, cast(gaps, a.dtype))), _mT(vectors)),)
 
 
 def _eigvalsh(g: Node, out: Node, options: dict) -> Grads:
     a = out.src[0]
     vectors = _linalg("eigh", a, output=1)
-    return (_mm(_mul(vectors, _columns(_as(g, a.dtype), a.shape)), _mT(vectors)),)
+    return (_mm(_mul(vectors, _columns(cast(g, a.dtype), a.shape)), _mT(vectors)),)
 
 
 def _eig(g: Node, out: Node, options: dict) -> Grads:
@@ -178,7 +172,7 @@ def _eig(g: Node, out: Node, options: dict) -> Grads:
         vhg = _mm(vh, g)
         diagonal = _band(vhg.shape, lower=False)
         scale = make(Op.SUM, _where(diagonal, make(Op.REAL, vhg), _c(0, make(Op.REAL, vhg))), arg=(len(a.shape) - 2,))
-        vhg = _sub(vhg, _mm(vh, _mul(vectors, _as(make(Op.EXPAND, scale, arg=vhg.shape), vhg.dtype))))
+        vhg = _sub(vhg, _mm(vh, _mul(vectors, cast(make(Op.EXPAND, scale, arg=vhg.shape), vhg.dtype))))
         gaps = _conj(_sub(_columns(values, vhg.shape), _rows(values, vhg.shape)))   # conj(w_j - w_i)
         gaps = _where(diagonal, _c(1, gaps), gaps)
         inner = _mm(_div(vhg, gaps), vh)
@@ -204,7 +198,7 @@ def _svd(g: Node, out: Node, options: dict) -> Grads:
     if k == 0:
         return (_c(0, a),)
     square = a.shape[:-2] + (k, k)
-    real_s, s = s, _as(s, a.dtype)   # (scaling complex vectors: S as complex)
+    real_s, s = s, cast(s, a.dtype)   # (scaling complex vectors: S as complex)
     s2 = _mul(s, s)
     gaps = _sub(_columns(s2, square), _rows(s2, square))   # E_jk = S_k^2 - S_j^2, 1 on the diagonal
     gaps = _where(_band(square, lower=False), _c(1, gaps), gaps)
@@ -234,7 +228,7 @@ def _svd(g: Node, out: Node, options: dict) -> Grads:
 
 def _svd_values(g: Node, u: Node, vh: Node) -> Node:
     """U diag(gS) Vh."""
-    return _mm(_mul(u, _columns(_as(g, u.dtype), u.shape)), vh)
+    return _mm(_mul(u, _columns(cast(g, u.dtype), u.shape)), vh)
 
 
 def _svdvals(g: Node, out: Node, options: dict) -> Grads:

@@ -7,11 +7,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .creation import asarray
+from .creation import arange, asarray
 from .ir.dtypes import float16, float32, result_type
 from .movement import concatenate, permute
 from .views import fresh
-from .tensor import Tensor, as_tensor, broadcast_shapes, normalize_axes, where  # noqa: F401 (broadcast_shapes: exported)
+from .functions import conj
+from .indexing import take
+from .operands import as_tensor, broadcast_shapes, normalize_axes, where  # noqa: F401 (broadcast_shapes: exported)
+from .tensor import Tensor
 
 
 
@@ -134,7 +137,6 @@ def repeat(x: Any, repeats: Any, /, *, axis: Any = None) -> Tensor:
     if isinstance(repeats, (Tensor, np.ndarray, list, tuple)):
         counts = _repeat_counts(repeats, x.shape[axis])
         if counts.shape != (1,):
-            from .indexing import take
             index = np.repeat(np.arange(x.shape[axis], dtype=np.int64), counts)
             return take(x, asarray(index, device=x.device), axis=axis)
         repeats = int(counts[0])
@@ -164,7 +166,6 @@ def _repeat_counts(repeats: Any, n: int) -> np.ndarray:
 
 
 def _band(x: Tensor, k: int, lower: bool) -> Tensor:
-    from .creation import arange
     if x.ndim < 2:
         raise ValueError(f"tril/triu need at least 2 dimensions; got shape {x.shape}")
     rows, cols = x.shape[-2:]
@@ -215,7 +216,6 @@ def vecdot(x1: Any, x2: Any, axis: int = -1) -> Tensor:
     if dtype is float16:   # products and their sum in float32, rounded once, as numpy's (and matmul)
         a, b = a.astype(float32), b.astype(float32)
     if a.dtype.is_complex:   # (the Array API's vecdot conjugates the first operand, as np.vecdot does)
-        from .functions import conj
         a = conj(a)
     product = a * b
     return product.any(axis) if product.dtype.is_bool else product.sum(axis=axis).astype(dtype)

@@ -13,16 +13,10 @@ from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
 from . import views
-from .tensor import AxisError, Tensor, _cast, as_tensor, broadcast_shapes, normalize_axes
-
-
-def shape_arg(shape: Any, what: str) -> tuple[int, ...]:
-    """A shape argument (an int or a sequence of ints) as a tuple of ints; TypeError otherwise."""
-    try:
-        dims = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{what}: a shape is an int or a tuple of ints, not {shape!r}") from None
-    return dims
+from .creation import asarray
+from .ir.arith import cast
+from .operands import as_tensor, broadcast_shapes, normalize_axes, where
+from .tensor import AxisError, Scalar, Tensor, attach_methods, shape_arg
 
 
 def reshape(x: Tensor, shape: Any) -> Tensor:
@@ -133,26 +127,7 @@ def pad(x: Tensor, pad_width: Any, value: Any = 0) -> Tensor:
     if value == 0 and not (x.dtype.is_float and math.copysign(1.0, value) < 0):   # (-0.0 pads -0.0)
         return x._new(padded)
     inside = make(Op.PAD, const(True, bool_, x.shape), arg=widths)
-    from .tensor import where
     return where(x._new(inside), x._new(padded), value).astype(x.dtype)
-
-
-def _is_array_index(item: Any) -> bool:
-    return isinstance(item, (Tensor, np.ndarray, list, tuple)) or isinstance(item, (bool, np.bool_))
-
-
-def getitem(x: Tensor, index: Any) -> Tensor:
-    """numpy indexing: ints (negative too), slices with steps, None, Ellipsis (all views), and
-    numpy's advanced indexing: integer arrays broadcast together and boolean masks (which realize
-    the mask), mixed with the rest (see lazytensor/indexing.py)."""
-    items = index if isinstance(index, tuple) else (index,)
-    if not any(_is_array_index(item) for item in items):
-        slices, final_shape = basic_index(x, items)
-        if is_element(items, x.ndim):   # one element by integers: a value of its own, as numpy's scalar
-            return x._new(views.apply(x.node, basic_moves(x, slices, final_shape)))
-        return _apply_basic(x, slices, final_shape)
-    from .indexing import advanced_index
-    return advanced_index(x, items)
 
 
 def _expand_ellipsis(items: tuple, ndim: int) -> tuple:
@@ -208,24 +183,6 @@ def basic_moves(x: Tensor, slices, final_shape) -> tuple:
     return moves
 
 
-def setitem(x: Tensor, index: Any, value: Any) -> None:
-    """x[index] = value, lazily (x's node becomes a select between value and x). A basic index
-    puts the value back through the index's movement ops (views.put_back: pads, reshapes); an
-    array index realizes only the written positions. An empty target writes nothing (the value
-    must still broadcast to it, as in numpy)."""
-    items = index if isinstance(index, tuple) else (index,)
-    if not any(_is_array_index(item) for item in items):
-        slices, final_shape = basic_index(x, items)
-        piece = written_value(x, value, tuple(final_shape), element=is_element(items, x.ndim))
-        if piece.size:
-            moves = basic_moves(x, slices, final_shape)
-            with views.WRITING:   # (x's value read and replaced at once: see views.WRITING)
-                x._set_node(views.put_back(x.node, moves, piece.node))
-        return
-    from .indexing import assign
-    assign(x, index, value)
-
-
 def is_element(index: Any, ndim: int) -> bool:
     """Whether an index picks one element of a tensor of `ndim` axes by integers alone, 0-d
     integer arrays counting as integers (x[1, 0] of a matrix: numpy sets it from a scalar only,
@@ -270,7 +227,6 @@ def _in_dtype_of(x: Tensor, value: Any) -> Tensor:
     holder[...] = value   # numpy's conversion, checks and all
     if holder.ndim == 0:
         return Tensor(const(holder.item(), x.dtype, ()), x.device)
-    from .creation import asarray
     return asarray(holder, dtype=x.dtype, device=x.device)
 
 
@@ -308,7 +264,7 @@ def concatenate(tensors: Sequence[Tensor], axis: Any = 0) -> Tensor:
         offset += n
         if n == 0 and result is not None:
             continue
-        piece = make(Op.PAD, _cast(t.node, dtype), arg=widths)
+        piece = make(Op.PAD, cast(t.node, dtype), arg=widths)
         if result is None:
             result = piece
         else:
@@ -331,3 +287,116 @@ def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     if any(t.shape != tensors[0].shape for t in tensors):
         raise ValueError(f"stack: all tensors must have the same shape; got {[t.shape for t in tensors]}")
     return concatenate([expand_dims(t, axis) for t in tensors], axis=axis)
+
+
+# ---- Tensor's movement methods -------------------------------------------------------------------
+
+class Movement:
+    """Tensor's movement methods (attached below): views, as the functions above make them."""
+
+    @property
+    def T(self) -> "Tensor":
+        return self.transpose()
+
+    @property
+    def mT(self) -> "Tensor":
+        """The last two axes swapped (a stack of matrices, transposed)."""
+        if self.ndim < 2:
+            raise ValueError(f"mT needs at least 2 dimensions; this tensor has shape {self.shape}")
+        return self.permute(tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2))
+
+    def reshape(self, *shape) -> "Tensor":
+        """The same values in a new shape; one axis may be -1.
+
+        >>> lt.arange(6).reshape(2, -1).shape
+        (2, 3)
+        """
+        return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+
+    def permute(self, *axes) -> "Tensor":
+        """Axes reordered: result axis i is input axis axes[i].
+
+        >>> lt.zeros((2, 3, 4)).permute(2, 0, 1).shape
+        (4, 2, 3)
+        """
+        return permute(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes)
+
+    def transpose(self, *axes) -> "Tensor":
+        """Axes reversed (no argument) or reordered like `permute`.
+
+        >>> lt.zeros((2, 3)).transpose().shape
+        (3, 2)
+        """
+        if not axes or (len(axes) == 1 and axes[0] is None):
+            return self.permute(tuple(reversed(range(self.ndim))))
+        return self.permute(*axes)
+
+    def expand(self, *shape) -> "Tensor":
+        """Broadcast to `shape` without copying; -1 keeps an axis's size (as in PyTorch).
+
+        >>> lt.zeros((1, 3)).expand(4, -1).shape
+        (4, 3)
+        """
+        dims = tuple(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+        lead = len(dims) - self.ndim
+        dims = tuple(self.shape[a - lead] if n == -1 and a >= lead else n for a, n in enumerate(dims))
+        return broadcast_to(self, dims)
+
+    def broadcast_to(self, shape) -> "Tensor":
+        """This tensor repeated (without copying) to `shape`, by numpy's broadcasting rule.
+
+        >>> lt.asarray([1, 2]).broadcast_to((2, 2)).tolist()
+        [[1, 2], [1, 2]]
+        """
+        return broadcast_to(self, shape)
+
+    def squeeze(self, axis=None) -> "Tensor":
+        """Remove axes of size 1 (all of them, or those named).
+
+        >>> lt.zeros((1, 3, 1)).squeeze().shape
+        (3,)
+        """
+        return squeeze(self, axis)
+
+    def unsqueeze(self, axis: int) -> "Tensor":
+        """A new axis of size 1 at position `axis` (like lt.expand_dims).
+
+        >>> lt.zeros(3).unsqueeze(0).shape
+        (1, 3)
+        """
+        return expand_dims(self, axis)
+
+    def flip(self, axis=None) -> "Tensor":
+        """Reverse the order of elements along `axis` (all axes when None).
+
+        >>> lt.arange(3).flip().tolist()
+        [2, 1, 0]
+        """
+        return flip(self, axis)
+
+    def pad(self, pad_width, value: Scalar = 0) -> "Tensor":
+        """Pad with a constant, numpy.pad style (see lt.pad).
+
+        >>> lt.asarray([1, 2]).pad(1).tolist()
+        [0, 1, 2, 0]
+        """
+        return pad(self, pad_width, value)
+
+    def ravel(self) -> "Tensor":
+        """The values as a 1-D tensor: a view where numpy's ravel is one, else a copy.
+
+        >>> lt.zeros((2, 3)).ravel().shape
+        (6,)
+        """
+        return self.reshape(-1)
+
+    def flatten(self) -> "Tensor":
+        """The values as a 1-D tensor of their own (a copy, as numpy's; `ravel` is the view).
+
+        >>> lt.zeros((2, 3)).flatten().shape
+        (6,)
+        """
+        return views.fresh(self.reshape(-1))
+
+
+attach_methods(Movement)

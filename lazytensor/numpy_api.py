@@ -19,8 +19,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-import lazytensor as lt
-from .tensor import Tensor
+from . import namespace as lt
+from .tensor import Tensor, attach_methods
 
 
 class _NumpyComputes(Exception):
@@ -495,3 +495,24 @@ def _norm(call: _Call) -> Tensor:
             result = lt.moveaxis(result, (-2, -1), axis)
         return result
     raise _NumpyComputes
+
+
+class NumpyProtocols:
+    """Tensor's numpy protocols (attached below)."""
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy's ufuncs on tensors -- np.exp(x), np.add(a, x), and so `a + x` for an ndarray a
+        -- are lazytensor's functions of the same meaning: lazy tensors. With out= arrays the
+        values are computed and written there (`a += x` keeps `a` an ndarray, as numpy's). What
+        has no lazytensor meaning (np.add.reduce, dtype=, where=, ...) numpy computes on the
+        values, as for any array-like."""
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: tuple, args: tuple, kwargs: dict) -> Any:
+        """numpy's functions on tensors -- np.concatenate([x, y]), np.where(c, x, 0), np.sum(x, 0),
+        np.linalg.inv(x), np.fft.rfft(x) -- are lazytensor's functions of the same meaning: lazy
+        tensors. What lazytensor lacks numpy computes on the values (lazytensor/numpy_api.py)."""
+        return array_function(func, types, args, kwargs)
+
+
+attach_methods(NumpyProtocols)

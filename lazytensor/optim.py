@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Iterable, Optional, Union
 
-from .autograd import no_grad, zero_grads
+from .autograd import enable_grad, no_grad, zero_grads
 from . import capture
 from .creation import asarray, zeros, zeros_like
 from .functions import expm1, imag, real
@@ -60,7 +60,6 @@ class Optimizer:
         """One update of every parameter that has a gradient."""
         loss = None
         if closure is not None:
-            from .autograd import enable_grad
             with enable_grad():
                 loss = closure()
         if len(self._scalars) > 64:   # (a learning rate schedule changes them every step)

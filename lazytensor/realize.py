@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from . import capture, pipeline, plan
 from .backends.runtime import Runtime
@@ -148,17 +148,27 @@ def values(*tensors: "Tensor") -> list[Node]:
     return [computed.get(node) or realized_value(node) for _, node in wanted]
 
 
-def _settle(tensor: "Tensor", node: Node, buffer) -> Node:
-    """The value node of `node`, computed into `buffer` for `tensor`, which holds it from now
-    on: autograd still needs the node itself where it tracks a leaf (its value is found in
-    _REALIZED then), and a tensor written to meanwhile keeps the newer write."""
+def value_of(node: Node, device: str) -> Node:
+    """The value (a BUFFER node) of `node` computed on `device` for no tensor in particular (the
+    host reads keep it: host.compute_viewed)."""
+    if node.op is _BUFFER:
+        return node
+    if _REALIZED.data and node in _REALIZED:
+        return _REALIZED[node]
+    return _settle(None, node, _run(runtime(device), [node])[0])
+
+
+def _settle(tensor: "Optional[Tensor]", node: Node, buffer) -> Node:
+    """The value node of `node`, computed into `buffer` for `tensor` (if any), which holds it
+    from now on: autograd still needs the node itself where it tracks a leaf (its value is found
+    in _REALIZED then), and a tensor written to meanwhile keeps the newer write."""
     if buffer.shape != node.shape or buffer.dtype is not node.dtype:   # (complex values: computed as float pairs)
         buffer = buffer.reshaped(node.shape, node.dtype)
     value = Node(_BUFFER, node.dtype, node.shape, (), buffer)
     if tracks(node):
         _REALIZED[node] = value
         object.__setattr__(node, "depth", 0)   # (nothing pending under it now: see Node.depth)
-    else:
+    elif tensor is not None:
         with _LOCK:
             if tensor.node is node:
                 tensor.node = value

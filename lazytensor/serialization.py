@@ -1,13 +1,17 @@
-"""Saving and loading dicts of tensors (a module's state_dict) as .npz files."""
+"""Saving and loading dicts of tensors (a module's state_dict) as .npz files; pickling and
+deep-copying tensors."""
 from __future__ import annotations
 
+import copy
 import os
 import tempfile
 from typing import Any, Optional
 
 import numpy as np
 
-from .tensor import Tensor
+from .creation import asarray
+from .ir.dtypes import DType
+from .tensor import Tensor, attach_methods
 
 
 def save(state: dict, path: str) -> None:
@@ -48,7 +52,6 @@ def load(path: str, device: Optional[str] = None) -> dict[str, Any]:
     >>> lt.load(path)["bias"].tolist()
     [0.0, 0.0]
     """
-    from .creation import asarray
     with np.load(path, allow_pickle=False) as data:
         bfloat16 = set(data[_BFLOAT16].tolist()) if _BFLOAT16 in data.files else set()
         return {name: asarray(data[name], dtype="bfloat16" if name in bfloat16 else None, device=device)
@@ -61,3 +64,39 @@ _BFLOAT16 = "__lazytensor_bfloat16__"
 
 
 __all__ = ["save", "load"]
+
+
+# ---- pickle and copy ---------------------------------------------------------------------------
+
+class Pickling:
+    """Tensor's pickle and deepcopy protocols (attached below)."""
+
+    def __reduce__(self):
+        """pickle (and copy.copy): the values, the device and requires_grad, as PyTorch keeps
+        them; not the graph -- the copy is a leaf -- and not .grad."""
+        return _rebuild, (type(self), np.array(self.numpy()), self.device, self.requires_grad, self.dtype)
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        """copy.deepcopy: a new tensor of the same values (a leaf that requires grad where this
+        one is), its .grad deep-copied too (PyTorch's rule)."""
+        if not self.is_leaf:
+            raise RuntimeError("deepcopy works on leaf tensors only (as in PyTorch): this one is the result of "
+                               "operations that require grad; deepcopy x.detach(), or pickle it")
+        new = _rebuild(type(self), np.array(self.numpy()), self.device, self.requires_grad, self.dtype)
+        memo[id(self)] = new
+        if self.grad is not None:
+            new.grad = copy.deepcopy(self.grad, memo)
+        return new
+
+
+attach_methods(Pickling)
+
+
+def _rebuild(cls: type, values: np.ndarray, device: str, requires_grad: bool, dtype: Optional[DType] = None) -> Tensor:
+    """A pickled tensor back: a new leaf of `values` on `device` (a subclass such as
+    nn.Parameter is made from the tensor and requires_grad), of `dtype` (the values' own where
+    none is given: bfloat16 values come as float32)."""
+    tensor = asarray(values, dtype=dtype, device=device)
+    if cls is not Tensor:
+        return cls(tensor, requires_grad=requires_grad)
+    return tensor.requires_grad_() if requires_grad else tensor

@@ -16,7 +16,12 @@ from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
-from .tensor import Tensor, _accumulator, _cast, as_tensor, normalize_axes, same_device
+from .creation import asarray
+from .indexing import take
+from .ir.arith import cast
+from .operands import as_tensor, normalize_axes, same_device
+from .reductions import _accumulator
+from .tensor import Tensor
 
 
 
@@ -67,7 +72,7 @@ def cumulative_sum(x: Any, /, *, axis: Optional[int] = None, dtype: Any = None,
     [1, 3, 6]
     """
     x, axis, target = _scan_operands(x, axis, dtype, "cumulative_sum")
-    return x._new(make(Op.CUMSUM, _cast(x.node, target), arg=(axis, bool(include_initial))))
+    return x._new(make(Op.CUMSUM, cast(x.node, target), arg=(axis, bool(include_initial))))
 
 
 def cumulative_prod(x: Any, /, *, axis: Optional[int] = None, dtype: Any = None,
@@ -86,7 +91,7 @@ def cumulative_prod(x: Any, /, *, axis: Optional[int] = None, dtype: Any = None,
     [[1.0, 1.0], [1.0, 2.0], [3.0, 8.0]]
     """
     x, axis, target = _scan_operands(x, axis, dtype, "cumulative_prod")
-    node = _scan_product(_cast(x.node, target), axis)   # (dtype=bool: a running logical and, as numpy's)
+    node = _scan_product(cast(x.node, target), axis)   # (dtype=bool: a running logical and, as numpy's)
     if include_initial:
         widths = tuple((1, 0) if a == axis else (0, 0) for a in range(x.ndim))
         node = _pad_with(node, widths, 1)
@@ -129,10 +134,9 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     if sorted_x.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D; got shape {sorted_x.shape}")
     if sorter is not None:
-        from .indexing import take
         sorted_x = take(sorted_x, as_tensor(sorter, like=sorted_x))
     dtype = result_type(sorted_x.dtype, values.dtype)  # compare in the common dtype, like numpy
-    a, b = _cast(sorted_x.node, dtype), _cast(values.node, dtype)
+    a, b = cast(sorted_x.node, dtype), cast(values.node, dtype)
     return values._new(make(Op.SEARCHSORTED, a, b, arg=side))
 
 
@@ -159,7 +163,6 @@ def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Tensor:
     if table.size == 0:
         found = values._new(const(False, bool_, values.shape))
     else:
-        from .indexing import take
         flat = table.reshape(-1).astype(dtype)
         ordered = sort(flat)
         wanted = values.astype(dtype)
@@ -186,7 +189,6 @@ class UniqueInverse(NamedTuple):
 
 
 def _unique(x: Any):
-    from .creation import asarray
     x = as_tensor(x)
     values, indices, inverse, counts = np.unique(x.numpy().reshape(-1), return_index=True, return_inverse=True,
                                                  return_counts=True, equal_nan=False)

@@ -77,9 +77,8 @@ def apply(node: Node, moves: tuple[Move, ...]) -> Node:
 
 def view(x: "Tensor", moves: tuple[Move, ...], readonly: bool = False) -> "Tensor":
     """A view of `x` through `moves` (of x's base where x is a view itself)."""
-    from .tensor import Tensor
     seen = x.node
-    result = Tensor(apply(seen, moves), x.device)
+    result = x._new(apply(seen, moves))
     if not x.ndim:   # a 0-d tensor is numpy's scalar (what its reductions return): a value, no views
         return result
     with WRITING:   # (a write in another thread sees this view whole, with its moves, or not at all)
@@ -100,8 +99,7 @@ def view(x: "Tensor", moves: tuple[Move, ...], readonly: bool = False) -> "Tenso
 def fresh(x: "Tensor") -> "Tensor":
     """x's values as a tensor of their own (not a view), for functions that numpy has return
     new arrays even where they are movement ops underneath (tile, repeat, flatten, meshgrid)."""
-    from .tensor import Tensor
-    return Tensor(x.node, x.device) if x._alias is not None else x
+    return x._new(x.node) if x._alias is not None else x
 
 
 def base_of(x: "Tensor") -> "Tensor":

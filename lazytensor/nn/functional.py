@@ -10,8 +10,13 @@ from typing import Any, Optional, Sequence, Union
 from .. import capture
 from ..creation import arange, rand
 from ..functions import erf, log1p
-from ..linalg import sum_of_products
-from ..tensor import Tensor, as_tensor, operands, where
+from ..autograd import no_grad
+from ..indexing import take
+from ..ir.arith import sum_of_products
+from ..ir.ops import Op
+from ..operands import as_tensor, operands, where
+from ..realize import realize_with_next, realized_value
+from ..tensor import Tensor
 
 IntPair = Union[int, Sequence[int]]
 
@@ -269,7 +274,6 @@ def embedding(indices: Any, weight: Tensor) -> Tensor:
     >>> F.embedding(lt.asarray([2, 0]), lt.eye(3)).tolist()
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     """
-    from ..indexing import take
     indices = as_tensor(indices, weight)
     if not indices.dtype.is_integer:
         raise TypeError(f"embedding: indices must be integers, not {indices.dtype.name}")
@@ -327,8 +331,6 @@ def batch_norm(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[
             raise ValueError(f"batch_norm: training needs more than one value per channel, input shape {x.shape}")
         mean, var = _moments(x, axes)
         if running_mean is not None and running_var is not None:
-            from ..autograd import no_grad
-            from ..realize import realize_with_next
             with no_grad():
                 new_mean = running_mean * (1 - momentum) + mean.reshape(x.shape[1]) * momentum
                 new_var = running_var * (1 - momentum) + var.reshape(x.shape[1]) * (momentum * count / (count - 1))
@@ -350,8 +352,6 @@ def _check_indices(indices: Tensor, n: int, what: str, noun: str = "classes",
     already in memory (a batch of labels), they are read (a small copy from a GPU); indices
     computed lazily in the same graph are clamped by the kernel instead (it cannot raise).
     Returns whether some index is `ignore` (None where the indices are not in memory)."""
-    from ..ir.ops import Op
-    from ..realize import realized_value
     node = realized_value(indices.node)
     if node.op is not Op.BUFFER or capture.RECORDING is not None:   # (lt.jit: new indices each call)
         return None

@@ -9,6 +9,8 @@ from typing import Any, Iterator, Optional, Sequence, Union
 from .. import capture
 from ..autograd import no_grad, zero_grads
 from ..creation import asarray, ones, rand, randn, zeros
+from ..devices import canonical_device
+from ..serialization import load, save
 from ..tensor import Tensor
 from . import functional as F
 
@@ -171,7 +173,6 @@ class Module:
         >>> lt.nn.Linear(2, 2).to("cpu").weight.device
         'cpu'
         """
-        from ..devices import canonical_device
         device = canonical_device(device)
         with no_grad():
             for t in [*self.parameters(), *self.buffers()]:
@@ -216,12 +217,10 @@ class Module:
 
     def save(self, path: str) -> None:
         """Write state_dict() to a .npz file (lt.save)."""
-        from ..serialization import save
         save(self.state_dict(), path)
 
     def load(self, path: str, strict: bool = True) -> "Module":
         """Read a .npz written by save() into this module."""
-        from ..serialization import load
         self.load_state_dict(load(path), strict)
         return self
 
