@@ -84,8 +84,13 @@ NO_CUDA = ("no CUDA GPU: the CUDA tests need an NVIDIA GPU with its driver, pycu
 _PLACEHOLDERS = {} if any(d.startswith("opencl") for d in DEVICES) else {"opencl": NO_OPENCL}
 
 
-@pytest.fixture(params=[*DEVICES, *(pytest.param(name, marks=pytest.mark.skip(reason=why))
-                                    for name, why in _PLACEHOLDERS.items())])
+def device_params(devices=DEVICES) -> list:
+    """`devices` as test parameters, and a skipped placeholder for each missing backend (above):
+    for tests that parametrize by device by hand."""
+    return [*devices, *(pytest.param(name, marks=pytest.mark.skip(reason=why)) for name, why in _PLACEHOLDERS.items())]
+
+
+@pytest.fixture(params=device_params())
 def device(request):
     return request.param
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lazytensor as lt
-from conftest import DEVICES, DTYPES, assert_close, random_array
+from conftest import DEVICES, DTYPES, assert_close, device_params, random_array
 from lazytensor.ir.graph import toposort
 from lazytensor.ir.ops import Op
 
@@ -194,7 +194,7 @@ def test_random_index_expressions_cpu(data):
     _random_index_case(data, "cpu")
 
 
-@pytest.mark.parametrize("device", [d for d in DEVICES if d != "cpu"])
+@pytest.mark.parametrize("device", device_params([d for d in DEVICES if d != "cpu"]))
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_index_expressions_accelerators(device, data):
@@ -364,7 +364,7 @@ def test_index_add_matches_np_add_at_cpu(data):
     _index_add_case(data, "cpu")
 
 
-@pytest.mark.parametrize("device", [d for d in DEVICES if d != "cpu"])
+@pytest.mark.parametrize("device", device_params([d for d in DEVICES if d != "cpu"]))
 @settings(max_examples=10, deadline=None)
 @given(data=st.data())
 def test_index_add_matches_np_add_at_accelerators(device, data):
