@@ -15,7 +15,7 @@ import llvmlite.binding as llvm
 
 from ...ir.target import Target
 from .compile_worker import compile_object, optimized
-from .render import scalar_ops
+from .render_ops import scalar_ops
 
 
 # LLVM's global context and a target machine are not safe to use from two threads at once: every

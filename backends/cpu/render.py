@@ -22,7 +22,6 @@ from ...ir.walk import recurse
 from . import mathlib
 from .compile_worker import NO_SLP
 from .render_ops import _ALU, _HELPERS, _INTRINSIC_SUFFIX, LLVM_TYPE
-from .render_ops import scalar_ops  # noqa: F401  (compiler.py imports it from here)
 
 MEMORY_TYPE = {**LLVM_TYPE, "bool": "i8"}  # numpy stores bool in a byte
 
