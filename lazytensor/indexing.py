@@ -1,5 +1,7 @@
-"""Data-dependent indexing: gather (`take`, numpy's advanced indexing `x[i, j]`), `nonzero`,
-writes (`x[index] = value`) and the unbuffered accumulate `index_add`.
+"""Indexing: `x[index]` and `x[index] = value` (Tensor's __getitem__/__setitem__: basic indices
+are movement.py's views; integer elements are read without a kernel where their memory is
+there, host.py), and the data-dependent ops: gather (`take`, numpy's advanced indexing
+`x[i, j]`), `nonzero`, writes through array indices and the unbuffered accumulate `index_add`.
 
 A gather stays lazy and fuses: `take(exp(x), idx)` is one kernel that computes exp only at the
 picked elements. In `x[...]` and `index_add`, indices given as lists or numpy arrays are checked

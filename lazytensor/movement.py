@@ -1,4 +1,5 @@
-"""Movement ops and basic indexing: each records a view node, never a copy."""
+"""Movement ops and basic indexing (the views x[index] takes, indexing.py dispatches there):
+each records a view node, never a copy. Tensor's movement methods are at the end."""
 from __future__ import annotations
 
 import math
