@@ -55,7 +55,7 @@ class Node(_Fields):
     # `local` is (op, dtype, shape, arg key): the node without its sources, for structure keys.
     # `depth` is the longest path of pending (not yet computed) nodes down from this one: 0 for a
     # buffer or constant; a realized value's node is set back to 0 (realize.py), so it measures
-    # the work still pending under a tensor and the front end can bound it (tensor.py).
+    # the work still pending under a tensor and the front end can bound it (realize.bound_pending).
     __slots__ = ()
     # live nodes by (local, src), each entry dropped when its node dies (a weak dictionary, with
     # plain weak references: a WeakValueDictionary's entries cost 4x as much to make)

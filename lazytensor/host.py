@@ -109,7 +109,7 @@ _READ_VALUES: "weakref.WeakKeyDictionary[Node, dict[str, Node]]" = weakref.WeakK
 
 
 def _read_value(node: Node, device: str) -> Optional[Node]:
-    """The value (a BUFFER node) kept on `device` for pending `node` by _compute_viewed, or None."""
+    """The value (a BUFFER node) kept on `device` for pending `node` by compute_viewed, or None."""
     kept = _READ_VALUES.get(node)
     return kept.get(device) if kept else None
 
@@ -120,7 +120,7 @@ def compute_viewed(node: Node, device: str) -> bool:
     while node.op in VIEWS:
         node = node.src[0]
     if node.op is Op.BUFFER or _read_value(node, device) is not None or (_REALIZED.data and node in _REALIZED):
-        return False   # (memory already, or a view _read_view cannot take: a copy of a reshape)
+        return False   # (memory already, or a view read_view cannot take: a copy of a reshape)
     seen = _READ_ONCE.setdefault(node, set())
     if device not in seen:
         seen.add(device)
