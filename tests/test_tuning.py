@@ -1,0 +1,80 @@
+"""The autotuner's core (lazytensor/tuning.py): candidates around the heuristic schedule, each
+measured and checked against the heuristic schedule's output."""
+import numpy as np
+import pytest
+
+import lazytensor as lt
+from lazytensor import pipeline, tuning
+from lazytensor.devices import runtime
+
+
+def _kernel(tensor, device):
+    """The kernel that computes `tensor` (the last of its kernels: a softmax on a gpu target is
+    several; the earlier ones' results are its inputs)."""
+    rt = runtime(device)
+    return pipeline.kernels([tensor.node], rt.device.target).kernels[-1], rt
+
+
+def _workloads(device):
+    rng = np.random.default_rng(0)
+    a = lt.asarray(rng.standard_normal((67, 45)).astype(np.float32), device=device)
+    b = lt.asarray(rng.standard_normal((45, 33)).astype(np.float32), device=device)
+    v = lt.asarray(rng.standard_normal(5003).astype(np.float32), device=device)
+    i = lt.asarray(rng.integers(-9, 9, (31, 17)), device=device)
+    return {"elementwise": v * 2 + lt.sin(v), "row sums": a.sum(axis=1), "matmul": a @ b,
+            "softmax": lt.exp(a - a.max(axis=1, keepdims=True)) / lt.exp(a - a.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True),
+            "int sums": i.sum(axis=0)}
+
+
+@pytest.mark.parametrize("name", ["elementwise", "row sums", "matmul", "softmax", "int sums"])
+def test_candidates_lower_and_start_with_the_heuristic_schedule(device, name):
+    kernel, rt = _kernel(_workloads(device)[name], device)
+    found = tuning.candidates(kernel, rt.device.target, limit=12)
+    _, heuristic, _ = pipeline.loops(kernel, rt.device.target)
+    assert found[0] == heuristic
+    assert len(set(found)) == len(found)
+    for schedule in found:
+        pipeline.loops(kernel, rt.device.target, schedule)   # (each lowers)
+
+
+@pytest.mark.parametrize("name", ["elementwise", "row sums", "matmul", "softmax", "int sums"])
+def test_tuned_schedule_is_no_slower_and_computes_the_same_values(device, name):
+    kernel, rt = _kernel(_workloads(device)[name], device)
+    tuned = tuning.tune_kernel(kernel, rt, trials=6, runs=2)
+    assert tuned.best_seconds <= tuned.heuristic_seconds
+    assert tuned.trials == len(tuning.candidates(kernel, rt.device.target, 6))
+    assert not tuned.rejected
+    inputs = tuning.random_inputs(kernel, rt)
+    best = tuning.measure(kernel, rt, tuned.best, inputs, runs=1).output
+    heuristic = tuning.measure(kernel, rt, None, inputs, runs=1).output
+    assert tuning.same_output(best, heuristic, tuning._terms(kernel))
+
+
+def test_same_output_rejects_what_differs():
+    want = np.array([1.0, np.nan, np.inf, -2.0], np.float32)
+    assert tuning.same_output(want.copy(), want)
+    assert tuning.same_output(want + np.array([1e-7, 0, 0, 0], np.float32), want, terms=4)
+    assert not tuning.same_output(want + np.array([1e-3, 0, 0, 0], np.float32), want, terms=4)
+    assert not tuning.same_output(np.array([1.0, 0.0, np.inf, -2.0], np.float32), want)     # nan lost
+    assert not tuning.same_output(np.array([1.0, np.nan, -np.inf, -2.0], np.float32), want)  # inf's sign
+    assert not tuning.same_output(want.astype(np.float64), want)
+    assert tuning.same_output(np.arange(4), np.arange(4))
+    assert not tuning.same_output(np.arange(4) + (np.arange(4) == 3), np.arange(4))
+
+
+def test_a_candidate_that_differs_is_rejected(monkeypatch):
+    v = lt.asarray(np.linspace(-1, 1, 4096, dtype=np.float32))
+    kernel, rt = _kernel(v * 3 + 1, "cpu")
+    honest = tuning.measure
+    calls = []
+
+    def wrong_after_the_first(kernel, rt, schedule, inputs, runs=5):
+        calls.append(schedule)
+        result = honest(kernel, rt, schedule, inputs, runs)
+        if len(calls) > 1:   # every candidate but the heuristic one computes a wrong value
+            return tuning.Measured(0.0, result.output + 1)
+        return result
+    monkeypatch.setattr(tuning, "measure", wrong_after_the_first)
+    tuned = tuning.tune_kernel(kernel, rt, trials=4, runs=1)
+    assert tuned.best == tuned.heuristic and tuned.best_seconds == tuned.heuristic_seconds
+    assert len(tuned.rejected) == tuned.trials - 1 >= 1
