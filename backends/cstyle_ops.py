@@ -109,22 +109,17 @@ def _div(r: _Renderer, e: Alu, s: list[str]) -> str:
     return f"({s[1]} == 0 ? ({_ctype(r, e.dtype)})0 : ({_ctype(r, e.dtype)})({s[0]} / {s[1]}))"
 
 
-def _floordiv(r: _Renderer, e: Alu, s: list[str]) -> str:
-    t = _ctype(r, e.dtype)
-    if e.dtype.is_float:
-        return f"{r.helper(f'lt_floordiv_float_{_reg_name(e.dtype)}')}({s[0]}, {s[1]})"
-    if e.dtype.is_unsigned or e.dtype.is_bool:
-        return f"({s[1]} == 0 ? ({t})0 : ({t})({s[0]} / {s[1]}))"
-    return f"{r.helper(f'lt_floordiv_int_{e.dtype.name}')}({s[0]}, {s[1]})"
-
-
-def _mod(r: _Renderer, e: Alu, s: list[str]) -> str:
-    t = _ctype(r, e.dtype)
-    if e.dtype.is_float:
-        return f"{r.helper(f'lt_mod_float_{_reg_name(e.dtype)}')}({s[0]}, {s[1]})"
-    if e.dtype.is_unsigned or e.dtype.is_bool:
-        return f"({s[1]} == 0 ? ({t})0 : ({t})({s[0]} % {s[1]}))"
-    return f"{r.helper(f'lt_mod_int_{e.dtype.name}')}({s[0]}, {s[1]})"
+def _floor_division(kind: str, symbol: str) -> Render:
+    """numpy's floor division (`kind` "floordiv", C's `/`) or remainder ("mod", `%`): floats and
+    signed integers through a helper; unsigned and bool values in C directly (by 0 gives 0)."""
+    def render(r: _Renderer, e: Alu, s: list[str]) -> str:
+        t = _ctype(r, e.dtype)
+        if e.dtype.is_float:
+            return f"{r.helper(f'lt_{kind}_float_{_reg_name(e.dtype)}')}({s[0]}, {s[1]})"
+        if e.dtype.is_unsigned or e.dtype.is_bool:
+            return f"({s[1]} == 0 ? ({t})0 : ({t})({s[0]} {symbol} {s[1]}))"
+        return f"{r.helper(f'lt_{kind}_int_{e.dtype.name}')}({s[0]}, {s[1]})"
+    return render
 
 
 def _reg_name(dtype: DType) -> str:
@@ -279,8 +274,8 @@ _OPS: dict[Op, Render] = {
     Op.AND: _bitwise("&", "({} && {})"),
     Op.OR: _bitwise("|", "({} || {})"),
     Op.XOR: _bitwise("^", "({} != {})"),
-    Op.FLOORDIV: _floordiv,
-    Op.MOD: _mod,
+    Op.FLOORDIV: _floor_division("floordiv", "/"),
+    Op.MOD: _floor_division("mod", "%"),
     Op.POW: _pow,
     Op.MAX: _extremum(">", "({} || {})", "!{sign}({a})"),
     Op.MIN: _extremum("<", "({} && {})", "{sign}({a})"),
