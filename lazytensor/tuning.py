@@ -24,7 +24,7 @@ from . import pipeline
 from .backends.runtime import Runtime
 from .ir.target import Target
 from .scheduler.fusion import KernelSpec
-from .scheduler.schedule import Parallel, Schedule, Split, Unroll, Vectorize, reductions
+from .scheduler.schedule import Parallel, Schedule, Split, Unroll, Vectorize, reductions, terms_per_output
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def tune_kernel(kernel: KernelSpec, rt: Runtime, trials: int = 16, runs: int = 5
     the same random inputs (by construction no slower than the heuristic one)."""
     schedules = candidates(kernel, rt.device.target, trials)
     inputs = random_inputs(kernel, rt)
-    terms = _terms(kernel)
+    terms = terms_per_output(reductions(kernel.expr))
     first = measure(kernel, rt, schedules[0], inputs, runs)
     tuned = Tuned(schedules[0], first.seconds, schedules[0], first.seconds, trials=1)
     for schedule in schedules[1:]:
@@ -149,12 +149,6 @@ def tune_kernel(kernel: KernelSpec, rt: Runtime, trials: int = 16, runs: int = 5
         elif result.seconds < tuned.best_seconds:
             tuned.best, tuned.best_seconds = schedule, result.seconds
     return tuned
-
-
-def _terms(kernel: KernelSpec) -> int:
-    """The most terms one output of the kernel sums (1 without a reduction)."""
-    from_reductions = [r.src[0].size // max(1, r.size) for r in reductions(kernel.expr)]
-    return max([1, *from_reductions])
 
 
 __all__ = ["Measured", "Tuned", "candidates", "measure", "random_inputs", "same_output", "tune_kernel"]

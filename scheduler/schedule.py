@@ -118,6 +118,11 @@ def reductions(expr: Node) -> list[Node]:
     return [n for n in toposort([expr]) if n.op in REDUCTION]
 
 
+def terms_per_output(reduces: list[Node]) -> int:
+    """The most terms one output sums, given a kernel's `reductions` (1 where it has none)."""
+    return max([1] + [r.src[0].size // max(1, r.size) for r in reduces])
+
+
 def heuristic_schedule(expr: Node, target: Target) -> Schedule:
     """The heuristic schedule of a kernel expression for `target`."""
     if target.launches_blocks:
@@ -202,7 +207,7 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
     # as many lanes as the widest value in the kernel fits in one vector register
     widest = max(n.dtype.itemsize for n in toposort([expr]))
     lanes = max(1, target.simd_bytes // widest)
-    work = math.prod(shape) * max([1] + [r.src[0].size // max(1, r.size) for r in reduces])
+    work = math.prod(shape) * terms_per_output(reduces)
     prims: list[Primitive] = []
     if not reduces:
         if not shape:
