@@ -114,12 +114,7 @@ def values(*tensors: "Tensor") -> list[Node]:
     another thread) meanwhile: a newer write is never replaced by an older value."""
     if len(tensors) == 1 and not _WITH_NEXT.data:   # (the common case, on its own short path)
         t = tensors[0]
-        node = t.node   # (the node now: other threads may write meanwhile)
-        if node.op is _BUFFER:
-            return [node]
-        if _REALIZED.data and node in _REALIZED:
-            return [_REALIZED[node]]
-        return [_settle(t, node, _run(runtime(t.device), [node])[0])]
+        return [value_of(t.node, t.device, t)]   # (the node now: other threads may write meanwhile)
     wanted = [(t, t.node) for t in tensors]
     taken = wanted
     if _WITH_NEXT.data:
@@ -148,14 +143,14 @@ def values(*tensors: "Tensor") -> list[Node]:
     return [computed.get(node) or realized_value(node) for _, node in wanted]
 
 
-def value_of(node: Node, device: str) -> Node:
-    """The value (a BUFFER node) of `node` computed on `device` for no tensor in particular (the
-    host reads keep it: host.compute_viewed)."""
+def value_of(node: Node, device: str, tensor: "Optional[Tensor]" = None) -> Node:
+    """The value (a BUFFER node) of `node` on `device`, computed for `tensor` (see _settle) or
+    for none in particular (the host reads keep it: host.compute_viewed)."""
     if node.op is _BUFFER:
         return node
     if _REALIZED.data and node in _REALIZED:
         return _REALIZED[node]
-    return _settle(None, node, _run(runtime(device), [node])[0])
+    return _settle(tensor, node, _run(runtime(device), [node])[0])
 
 
 def _settle(tensor: "Optional[Tensor]", node: Node, buffer) -> Node:
