@@ -134,6 +134,15 @@ class KernelCache:
         self.memory.put(key, binary)
         return loaded
 
+    def put(self, key: str, binary: bytes) -> None:
+        """Keep a binary compiled elsewhere (a batch compiled side by side) for `key`."""
+        self._write(key, binary)
+        self.memory.put(key, binary)
+
+    def has(self, key: str) -> bool:
+        """Whether a binary for `key` is in memory or on disk (not checked: a load checks it)."""
+        return key in self.memory or (self.directory is not None and self._path(key).is_file())
+
     def _path(self, key: str) -> Path:
         assert self.directory is not None
         return self.directory / f"{key}.bin"

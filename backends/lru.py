@@ -47,6 +47,14 @@ class LRU(Generic[V]):
                 if self.weigh is not None:
                     self.weight -= self.weigh(dropped)
 
+    def pop(self, key: Hashable) -> Optional[V]:
+        """Forget `key`'s entry; its value, or None."""
+        with self._lock:
+            value = self._entries.pop(key, None)
+            if value is not None and self.weigh is not None:
+                self.weight -= self.weigh(value)
+            return value
+
     def values(self) -> list[V]:
         """The values, least recently used first."""
         with self._lock:

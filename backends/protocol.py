@@ -101,3 +101,4 @@ class Stats:
     plan_cache_hits: int = 0    # realizes of a graph structure seen before (no passes ran)
     jit_captures: int = 0       # lt.jit: calls that ran the function and recorded its kernels
     jit_replays: int = 0        # lt.jit: calls that replayed recorded kernels (no Python body)
+    tuned_kernels: int = 0      # kernels compiled with a schedule the tuner remembered (not the heuristic one)

@@ -49,10 +49,39 @@ class Runtime:
 
     def compile(self, kernel: Kernel, prefix: str) -> CompiledKernel:
         """The loaded program for `kernel` (named by its content, so equal kernels share it)."""
-        text = self.render(replace(kernel, name=_PLACEHOLDER))
-        name = f"{prefix}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        text, name = self._named(kernel, prefix)
         with self.compiling:
             return self._compile(kernel, text, name)
+
+    def _named(self, kernel: Kernel, prefix: str) -> tuple[str, str]:
+        """The kernel's source with a placeholder for its name, and its name (by content)."""
+        text = self.render(replace(kernel, name=_PLACEHOLDER))
+        return text, f"{prefix}_{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+    def _key(self, source: str) -> str:
+        return cache_key(source, self.compiler.identity, VERSION)
+
+    def precompile(self, kernels: list[tuple[Kernel, str]]) -> None:
+        """Compile several (kernel, prefix) at once into the cache, side by side where the
+        compiler can (`compile_many`); a later `compile` of each then only loads it. A kernel
+        that fails to compile is left for its `compile` to report."""
+        jobs: dict[str, tuple[str, str]] = {}
+        for kernel, prefix in kernels:
+            text, name = self._named(kernel, prefix)
+            source = text.replace(_PLACEHOLDER, name)
+            key = self._key(source)
+            if name not in self.loaded and not self.cache.has(key):
+                jobs[key] = (source, name)
+        many = getattr(self.compiler, "compile_many", None)
+        if many is None or len(jobs) < 2:
+            return
+        start = time.perf_counter()
+        binaries = many(list(jobs.values()))
+        self.stats.compile_seconds += time.perf_counter() - start
+        for key, binary in zip(jobs, binaries):
+            if isinstance(binary, bytes):
+                self.stats.kernels_compiled += 1
+                self.cache.put(key, binary)
 
     def _compile(self, kernel: Kernel, text: str, name: str) -> CompiledKernel:
         known = self.loaded.get(name)
@@ -60,7 +89,7 @@ class Runtime:
             self.stats.memory_cache_hits += 1
             return known
         source = text.replace(_PLACEHOLDER, name)
-        key = cache_key(source, self.compiler.identity, VERSION)
+        key = self._key(source)
 
         def compile_now() -> bytes:
             start = time.perf_counter()

@@ -77,6 +77,11 @@ def runtime(device: str) -> Runtime:
     return rt
 
 
+def loaded_runtimes() -> list[Runtime]:
+    """The runtimes of the devices used so far in this process."""
+    return list(_RUNTIMES.values())
+
+
 def _make_runtime(device: str) -> Runtime:
     kind, _, index = device.partition(":")
     if kind == "cpu":
@@ -135,6 +140,7 @@ def stats() -> dict:
         "disk_cache_hits": STATS.disk_cache_hits,
         "compile_seconds": STATS.compile_seconds,
         "transfers": STATS.transfers,
+        "tuned_kernels": STATS.tuned_kernels,
         "plan_cache_hits": STATS.plan_cache_hits,
         "jit_captures": STATS.jit_captures,
         "jit_replays": STATS.jit_replays,

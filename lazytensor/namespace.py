@@ -34,6 +34,8 @@ from . import linalg  # noqa: E402  (the Array API's linalg extension namespace)
 from . import fft  # noqa: E402  (the Array API's fft extension namespace)
 from . import nn, optim  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from . import tuning  # noqa: E402  (lt.tuning.export / load)
+from .tuning import tune  # noqa: E402
 
 bool = bool_  # numpy 2 spells it np.bool
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
@@ -47,6 +49,7 @@ __all__ = [
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye",
     "linspace", "from_dlpack", "linalg", "fft", "nn", "optim", "save", "load", "jit", "CaptureError",
+    "tune", "tuning",
     "e", "pi", "inf", "nan", "newaxis", "take", "take_along_axis", "nonzero", "index_add", "matmul",
     *_functions, *_reductions, *_manipulation, *_info, *_sorting,
 ]

@@ -5,7 +5,8 @@
         -> lower complex numbers to pairs of reals, bfloat16 to float32 (ir/complex.py, ir/bfloat16.py)
         -> optimize again -> fuse into kernels (scheduler/fusion.py)
     compile_kernel(kernel, rt, schedule=None)    one kernel's program on `rt`'s device:
-        collapse axes -> schedule (the heuristic one unless one is given) -> lower to loop IR
+        collapse axes -> schedule (one given, else a tuned one remembered (tuned.py), else the
+        heuristic one) -> lower to loop IR
         -> render and compile through the kernel cache (backends/runtime.py)
 
 `realize` runs a graph through both (lazytensor/realize.py, which also keeps the plans); tests
@@ -20,9 +21,11 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
+from . import tuned
 from .backends.runtime import CompiledKernel, Runtime
 from .devices import debug_level
 from .ir import loop
@@ -91,23 +94,51 @@ def loops(kernel: KernelSpec, target: Target, schedule: Optional[Schedule] = Non
 
 def compile_kernel(kernel: KernelSpec, rt: Runtime, schedule: Optional[Schedule] = None,
                    collapse: bool = True) -> CompiledKernel:
-    """The compiled program of one kernel on `rt`'s device, through the kernel cache; with the
-    heuristic schedule, reused while the same kernel expression recurs (expressions are
-    hash-consed and hold no buffers, so equal structure is the same node)."""
+    """The compiled program of one kernel on `rt`'s device, through the kernel cache. Without a
+    `schedule`: the one tuned for this kernel on this kind of device, where one is remembered
+    (tuned.py), else the heuristic one; reused while the same kernel expression recurs
+    (expressions are hash-consed and hold no buffers, so equal structure is the same node)."""
     for observe in OBSERVERS:
         observe(kernel)
-    if schedule is None and collapse:
+    automatic = schedule is None and collapse
+    if automatic:
         known = rt.by_expression.get(kernel.expr)
         if known is not None:
             rt.stats.memory_cache_hits += 1
             return known
-    expr, _, lowered = loops(kernel, rt.device.target, schedule, collapse=collapse)
-    prefix = ("r" if reductions(expr) else "e") + "_" + "_".join(map(str, kernel.expr.shape or (1,)))
-    compiled = rt.compile(lowered, prefix)
-    _dump("source", lambda: f"---- {rt.device.name} kernel {compiled.name} ----\n{compiled.source}")
-    if schedule is None and collapse:
+        schedule = tuned.lookup(collapse_axes(kernel.expr), rt)
+        rt.stats.tuned_kernels += schedule is not None
+    _, _, lowered = _loops_or_heuristic(kernel, rt.device.target, schedule, collapse, remembered=automatic)
+    compiled = compile_loops(kernel, lowered, rt)
+    if automatic:
         rt.by_expression.put(kernel.expr, compiled)
     return compiled
+
+
+def compile_loops(kernel: KernelSpec, lowered: loop.Kernel, rt: Runtime) -> CompiledKernel:
+    """The compiled program of `kernel`'s loop IR `lowered` (from `loops`), through the cache."""
+    compiled = rt.compile(lowered, prefix(kernel))
+    _dump("source", lambda: f"---- {rt.device.name} kernel {compiled.name} ----\n{compiled.source}")
+    return compiled
+
+
+def prefix(kernel: KernelSpec) -> str:
+    """The start of a kernel's compiled name: 'r' where it reduces, else 'e', and its shape."""
+    return ("r" if reductions(kernel.expr) else "e") + "_" + "_".join(map(str, kernel.expr.shape or (1,)))
+
+
+def _loops_or_heuristic(kernel: KernelSpec, target: Target, schedule: Optional[Schedule], collapse: bool,
+                        remembered: bool) -> tuple[Node, Schedule, loop.Kernel]:
+    """`loops`, where a `remembered` (tuned) schedule that no longer lowers falls back to the
+    heuristic one with a warning (a given schedule's error is the caller's)."""
+    if not remembered or schedule is None:
+        return loops(kernel, target, schedule, collapse=collapse)
+    try:
+        return loops(kernel, target, schedule, collapse=collapse)
+    except Exception as error:   # (any refusal of the lowering: the record is only a hint)
+        warnings.warn(f"lazytensor: a tuned schedule of kernel {tuned.describe(kernel.expr)} does not apply "
+                      f"({type(error).__name__}: {error}); using the heuristic one")
+        return loops(kernel, target, None, collapse=collapse)
 
 
 # Callables given each kernel compile_kernel is asked for, compiled before or not (the test
@@ -153,4 +184,4 @@ def _check_graph(roots: list[Node], what: str) -> None:
     _dump("graph", lambda: f"{what}:\n{pretty(roots)}")
 
 
-__all__ = ["Kernels", "kernels", "loops", "compile_kernel", "OBSERVERS", "STAGES"]
+__all__ = ["Kernels", "kernels", "loops", "compile_kernel", "compile_loops", "prefix", "OBSERVERS", "STAGES"]

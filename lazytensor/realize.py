@@ -10,7 +10,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Optional
 
-from . import capture, pipeline, plan
+from . import capture, pipeline, plan, tuning
 from .backends.runtime import Runtime
 from .autograd import tracks
 from .devices import runtime
@@ -194,7 +194,7 @@ _BUFFER = Op.BUFFER
 def _plan(rt: Runtime, graph: list[Node], leaves: list[Node]) -> plan.Plan:
     """The plan for a structure not seen before: the pipeline's kernels, each compiled."""
     found = pipeline.kernels(graph, rt.device.target, leaves)
-    return plan.build(found.kernels, found.roots, found.leaves, lambda kernel: pipeline.compile_kernel(kernel, rt))
+    return plan.build(found.kernels, found.roots, found.leaves, lambda kernel: tuning.compile_kernel(kernel, rt))
 
 
 def _known_values(roots: list[Node]) -> list[Node]:

@@ -130,18 +130,30 @@ def heuristic_schedule(expr: Node, target: Target) -> Schedule:
     return cpu_schedule(expr, target)
 
 
-def gpu_schedule(expr: Node, target: Target) -> Schedule:
+def alternative_schedules(expr: Node, target: Target) -> list[Schedule]:
+    """Schedules of another structure than the heuristic one, for the tuner to start from too
+    (its mutations change numbers, not structure): on a GPU target, a reduction computed by one
+    thread per output where the heuristics chose a block per output, and the other way round,
+    and the untiled schedule where they chose a tiled matmul."""
+    if not target.launches_blocks or not reductions(expr) or not expr.shape:
+        return []
+    return [gpu_schedule(expr, target, per_thread=True, tiled=False),
+            gpu_schedule(expr, target, per_thread=False, tiled=False)]
+
+
+def gpu_schedule(expr: Node, target: Target, per_thread: bool | None = None, tiled: bool = True) -> Schedule:
     """GPU heuristics. The output axes become one loop. Without a reduction (or with many outputs
     and short or strided reductions) each thread computes one output: consecutive threads write
     consecutive elements, so memory access is coalesced. Otherwise each block computes one
     output: its threads stride through the reduced axis side by side (coalesced) and combine
-    their partial results in a tree through local memory."""
+    their partial results in a tree through local memory. `per_thread` forces one choice, and
+    `tiled=False` leaves a matmul untiled (the tuner's alternatives)."""
     shape = expr.shape
     reduces = reductions(expr)
     threads = H.gpu_threads(target)
-    tiled = _gpu_matmul_schedule(expr, reduces, target)
-    if tiled is not None:
-        return tiled
+    matmul = _gpu_matmul_schedule(expr, reduces, target) if tiled else None
+    if matmul is not None:
+        return matmul
     prims: list[Primitive] = []
     fuse = Fuse(tuple(output_axis(d) for d in range(len(shape))))
     out = fuse.fused
@@ -150,8 +162,9 @@ def gpu_schedule(expr: Node, target: Target) -> Schedule:
     outputs = math.prod(shape)
     longest = max([1] + [math.prod(r.src[0].shape[a] for a in r.arg) for r in reduces])
     innermost = all(r.arg and max(r.arg) == len(r.src[0].shape) - 1 for r in reduces)
-    per_thread = not reduces or outputs >= H.GPU_OUTPUTS_PER_THREAD_MIN * target.cores or (
-        longest <= H.GPU_SHORT_REDUCTION or not innermost) and outputs >= threads
+    if per_thread is None:
+        per_thread = not reduces or outputs >= H.GPU_OUTPUTS_PER_THREAD_MIN * target.cores or (
+            longest <= H.GPU_SHORT_REDUCTION or not innermost) and outputs >= threads
     if per_thread:
         if shape:
             split = Split(out, threads)

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import functools
 import os
+import queue
 import re
 import struct
 import subprocess
 import sys
 import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import llvmlite
 import llvmlite.binding as llvm
@@ -114,6 +116,7 @@ class LLVMCompiler:
         self.identity = f"llvmlite {llvmlite.__version__} llvm {llvm.llvm_version_info} {tm.triple} " + host_target().features
         self.cpu, self.features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
         self.worker = _Worker(self.cpu, self.features) if os.environ.get("LT_COMPILE_WORKER", "1") != "0" else None
+        self.helpers: list[_Worker] = []   # more workers, for compile_many
 
     def compile(self, source: str, name: str) -> bytes:
         try:
@@ -129,6 +132,34 @@ class LLVMCompiler:
         except RuntimeError as error:
             raise RuntimeError(f"cpu: kernel {name} failed to compile: {error}\n"
                                "(run with LT_DEBUG=2 to print its source)") from None
+
+    def compile_many(self, jobs: list[tuple[str, str]]) -> list:
+        """The object files of several (source, name) jobs, compiled side by side in up to one
+        worker process per core (the autotuner compiles its candidates so); per job its bytes,
+        or the RuntimeError `compile` would have raised."""
+        if self.worker is None or len(jobs) < 2:
+            return [_outcome(self.compile, source, name) for source, name in jobs]
+        while len(self.helpers) < min(len(jobs), os.cpu_count() or 1) - 1:
+            self.helpers.append(_Worker(self.cpu, self.features))
+        idle: "queue.Queue[_Worker]" = queue.Queue()
+        for worker in [self.worker, *self.helpers]:
+            idle.put(worker)
+
+        def run(job: tuple[str, str]):
+            worker = idle.get()
+            try:
+                return _outcome(lambda source, name: self._with(worker, source, name), *job)
+            finally:
+                idle.put(worker)
+
+        with ThreadPoolExecutor(1 + len(self.helpers)) as pool:
+            return list(pool.map(run, jobs))
+
+    def _with(self, worker: "_Worker", source: str, name: str) -> bytes:
+        try:
+            return worker.compile(source)
+        except RuntimeError as error:
+            raise RuntimeError(f"cpu: kernel {name} failed to compile: {error}") from None
 
     def assembly(self, source: str) -> str:
         """The optimized machine code of `source` (for tests and LT_DEBUG; in-process)."""
@@ -202,6 +233,14 @@ class _Worker:
     def __del__(self) -> None:
         if self.process is not None:
             self.process.stdin.close()
+
+
+def _outcome(compile, source: str, name: str):
+    """`compile(source, name)`'s bytes, or the RuntimeError it raised."""
+    try:
+        return compile(source, name)
+    except RuntimeError as error:
+        return error
 
 
 def _read(stream, n: int) -> bytes:
