@@ -416,7 +416,13 @@ def tune(fn: Callable[..., Any], *args: Any, trials: int = DEFAULT_TRIALS, secon
     to `trials` measured candidates in about `seconds`, and remember the best schedules: every
     later realize of those kernels, in this process or another, runs them. Plans built before
     are dropped (they hold the kernels as first compiled); an `lt.jit` function keeps what it
-    captured: tune the plain function, and the jit's next capture (or process) uses the result."""
+    captured: tune the plain function, and the jit's next capture (or process) uses the result.
+
+    >>> x = lt.ones((64, 48))
+    >>> report = lt.tune(lambda: (x * 2).sum(axis=1), trials=3)
+    >>> [k.kernel for k in report.kernels], report.kernels[0].trials <= 3
+    (['r 64x1 float32'], True)
+    """
     if trials < 1:
         raise ValueError(f"lt.tune: trials must be at least 1 (the heuristic schedule), not {trials}")
     session = _Session(trials, seconds, runs, explicit=True)
