@@ -75,6 +75,14 @@ class Workload:
     nbytes: float = 0.0     # read + written per call, for the share of copy bandwidth
     slow: bool = False      # a few runs only (one call takes seconds somewhere)
 
+    def rate(self, seconds: float, bandwidth: float, fma: float) -> str:
+        """Its rate at `seconds` a call, against the machine's limits."""
+        if self.flops:
+            return f"{self.flops / seconds / 1e9:.0f} GFLOP/s ({self.flops / seconds / fma:.0%} of FMA)"
+        if self.nbytes:
+            return f"{self.nbytes / seconds / 1e9:.0f} GB/s ({self.nbytes / seconds / bandwidth:.0%} of copy)"
+        return "-"
+
 
 def workloads(rng: np.random.Generator):
     n = 1 << 24
@@ -164,6 +172,15 @@ def limits(repeat: int) -> tuple[float, float]:
     return 2 * src.nbytes / copy, 2 * fmas * v.size / peak
 
 
+def start(repeat: int) -> tuple[float, float, str]:
+    """Torch on every core we have, and the machine's limits: (bytes/s, FLOP/s, a line saying them)."""
+    if torch is not None:
+        torch.set_num_threads(len(os.sched_getaffinity(0)))
+    bandwidth, fma = limits(repeat)
+    return bandwidth, fma, (f"limits here: copy {bandwidth / 1e9:.1f} GB/s (numpy, 256 MB), FMA {fma / 1e9:.0f} "
+                            "GFLOP/s (lazytensor, compute-bound kernel)")
+
+
 def _torch(fn, *arrays) -> Optional[Callable]:
     if torch is None:
         return None
@@ -185,12 +202,9 @@ def main() -> None:
     parser.add_argument("--out", default="benchmarks/results", help="folder for bench_core.md and .png")
     parser.add_argument("--only", default="", help="run only the workloads whose name contains this text")
     args = parser.parse_args()
-    if torch is not None:
-        torch.set_num_threads(len(os.sched_getaffinity(0)))
     rng = np.random.default_rng(0)
-    bandwidth, fma = limits(args.repeat)
-    lines = [f"limits here: copy {bandwidth / 1e9:.1f} GB/s (numpy, 256 MB), FMA {fma / 1e9:.0f} GFLOP/s "
-             "(lazytensor, compute-bound kernel)", "",
+    bandwidth, fma, said = start(args.repeat)
+    lines = [said, "",
              "| workload | numpy | lazytensor | vs numpy | torch | vs torch | jax.jit | vs jax | lt rate |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     print("\n".join(lines), flush=True)
@@ -201,8 +215,7 @@ def main() -> None:
         medians = compare({"numpy": w.numpy, "lt": w.lt, "torch": w.torch, "jax": w.jax},
                           2 if w.slow else args.repeat)
         t_np, t_lt, t_torch, t_jax = (medians.get(k) for k in ("numpy", "lt", "torch", "jax"))
-        rate = (f"{w.flops / t_lt / 1e9:.0f} GFLOP/s ({w.flops / t_lt / fma:.0%} of FMA)" if w.flops else
-                f"{w.nbytes / t_lt / 1e9:.0f} GB/s ({w.nbytes / t_lt / bandwidth:.0%} of copy)" if w.nbytes else "-")
+        rate = w.rate(t_lt, bandwidth, fma)
         cells = [w.name, _ms(t_np), _ms(t_lt), _ratio(t_np, t_lt), _ms(t_torch), _ratio(t_torch, t_lt),
                  _ms(t_jax), _ratio(t_jax, t_lt), rate]
         lines.append("| " + " | ".join(cells) + " |")

@@ -33,7 +33,7 @@ import lazytensor as lt  # noqa: E402
 from lazytensor import tuned  # noqa: E402
 from lazytensor.devices import loaded_runtimes  # noqa: E402
 
-from bench_core import Workload, _ms, _ratio, compare, limits, torch, workloads  # noqa: E402
+from bench_core import Workload, _ms, _ratio, compare, start, workloads  # noqa: E402
 
 SECOND_PROCESS = """
 import numpy as np, lazytensor as lt
@@ -81,12 +81,9 @@ def main() -> None:
     parser.add_argument("--opencl", action="store_true", help="also row sums and softmax on the OpenCL device")
     parser.add_argument("--out", default="benchmarks/results", help="folder for bench_tune.md")
     args = parser.parse_args()
-    if torch is not None:
-        torch.set_num_threads(len(os.sched_getaffinity(0)))
     rng = np.random.default_rng(0)
-    bandwidth, fma = limits(args.repeat)
-    lines = [f"limits here: copy {bandwidth / 1e9:.1f} GB/s (numpy, 256 MB), FMA {fma / 1e9:.0f} GFLOP/s "
-             f"(lazytensor, compute-bound kernel); {args.trials} trials per kernel", "",
+    bandwidth, fma, said = start(args.repeat)
+    lines = [f"{said}; {args.trials} trials per kernel", "",
              "| workload | kernels | trials | tuning s | heuristic | tuned | tuned vs heuristic | torch | tuned vs torch "
              "| tuned rate |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     print("\n".join(lines), flush=True)
@@ -95,15 +92,14 @@ def main() -> None:
         if args.only not in w.name:
             continue
         use_tuned(True)
-        start = time.perf_counter()
+        began = time.perf_counter()
         report = lt.tune(w.lt, trials=args.trials)
-        tuning_seconds = time.perf_counter() - start
+        tuning_seconds = time.perf_counter() - began
         medians = compare({"heuristic": lambda w=w: (use_tuned(False), w.lt()),
                            "tuned": lambda w=w: (use_tuned(True), w.lt()), "torch": w.torch},
                           2 if w.slow else args.repeat)
         t_h, t_t, t_torch = (medians.get(k) for k in ("heuristic", "tuned", "torch"))
-        rate = (f"{w.flops / t_t / 1e9:.0f} GFLOP/s ({w.flops / t_t / fma:.0%} of FMA)" if w.flops else
-                f"{w.nbytes / t_t / 1e9:.0f} GB/s ({w.nbytes / t_t / bandwidth:.0%} of copy)" if w.nbytes else "-")
+        rate = w.rate(t_t, bandwidth, fma)
         cells = [w.name, str(len(report.kernels)), str(sum(k.trials for k in report.kernels)), f"{tuning_seconds:.1f}",
                  _ms(t_h), _ms(t_t), _ratio(t_h, t_t), _ms(t_torch), _ratio(t_torch, t_t), rate]
         lines.append("| " + " | ".join(cells) + " |")

@@ -30,7 +30,6 @@ import random
 import statistics
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Optional
 

@@ -50,6 +50,16 @@ def _other_schedule(kernel, rt):
     return found[1]
 
 
+def _remembered_row_sums(rt):
+    """Row sums on the cpu with a schedule other than the heuristic one remembered for their
+    kernel: (values, tensor, kernel, that schedule)."""
+    values, x = _data("cpu")
+    kernel = _kernel(x.sum(axis=1), rt)
+    chosen = _other_schedule(kernel, rt)
+    tuned.remember(collapse_axes(kernel.expr), rt, chosen, 1e-3, 2e-3, 5)
+    return values, x, kernel, chosen
+
+
 EVERY_PRIMITIVE = (S.Split("i0", 4), S.Reorder(("i0_o", "i1", "i0_i")), S.Fuse(("i0_o", "i1")), S.Parallel("i0_oxi1"),
                    S.Vectorize("i0_i", 8), S.Unroll("i0_i", 2), S.Bind("i1", "thread"), S.CacheRead(1, None),
                    S.CacheRead(0, "r0_1_o"), S.CacheWrite("i0_i"), S.PartialSum("r0_1_i"))
@@ -69,10 +79,7 @@ def test_decode_refuses_what_is_not_a_schedule(bad):
 
 @pytest.mark.parametrize("device", ["cpu"])
 def test_a_remembered_schedule_is_used_by_realize_in_this_process_and_the_next(cache, tmp_path):
-    values, x = _data("cpu")
-    kernel = _kernel(x.sum(axis=1), cache)
-    chosen = _other_schedule(kernel, cache)
-    tuned.remember(collapse_axes(kernel.expr), cache, chosen, 1e-3, 2e-3, 5)
+    values, x, kernel, chosen = _remembered_row_sums(cache)
     assert (tmp_path / tuned.FILE).is_file()
     compiled = pipeline.compile_kernel(kernel, cache)
     assert compiled.name == pipeline.compile_kernel(kernel, cache, chosen).name
@@ -145,10 +152,7 @@ def test_lt_tune_reports_remembers_and_keeps_values_right(cache, device):
 
 @pytest.mark.parametrize("device", ["cpu"])
 def test_export_and_load_move_results_between_caches(cache, tmp_path):
-    values, x = _data("cpu")
-    kernel = _kernel(x.sum(axis=1), cache)
-    chosen = _other_schedule(kernel, cache)
-    tuned.remember(collapse_axes(kernel.expr), cache, chosen, 1e-3, 2e-3, 5)
+    _, _, kernel, chosen = _remembered_row_sums(cache)
     log = tmp_path / "log.json"
     assert lt.tuning.export(log, "cpu") == 1
     record = json.loads(log.read_text())["records"][0]
