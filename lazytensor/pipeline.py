@@ -106,7 +106,7 @@ def compile_kernel(kernel: KernelSpec, rt: Runtime, schedule: Optional[Schedule]
         if known is not None:
             rt.stats.memory_cache_hits += 1
             return known
-        schedule = tuned.lookup(collapse_axes(kernel.expr), rt)
+        schedule = tuned.lookup(kernel.expr, rt)
         rt.stats.tuned_kernels += schedule is not None
     _, _, lowered = _loops_or_heuristic(kernel, rt.device.target, schedule, collapse, remembered=automatic)
     compiled = compile_loops(kernel, lowered, rt)

@@ -1,7 +1,7 @@
 """Tuned schedules remembered: the fastest schedule the tuner found for a kernel, kept on disk
 beside the compiled kernels and used by every later compile of that kernel, in any process.
 
-    lookup(expr, rt) -> Schedule | None    the remembered schedule of a (collapsed) kernel expression
+    lookup(expr, rt) -> Schedule | None    the remembered schedule of a kernel's expression
     remember(expr, rt, tuned)              record a tuning result
     export(path) / load(path)              the records as a readable JSON log, to move between machines
 
@@ -11,8 +11,9 @@ A record is one line of JSON in `tuning.jsonl` in the kernel cache's directory (
      "schedule": [["Split", "i3", 4], ["Parallel", "i0xi2"], ...],
      "seconds": 0.00206, "heuristic_seconds": 0.0028, "trials": 32, "check": "51be..."}
 
-`key` hashes what the schedule was measured for: the kernel's structure (its collapsed expression
-as `pretty` prints it: ops, dtypes, shapes, the views it reads), the device (its target
+`key` hashes what the schedule was measured for: the kernel's structure (its expression as
+`pretty` prints it: ops, dtypes, shapes, the views it reads; the schedule names the axes that
+`collapse_axes` makes of it, a function of it), the device (its target
 description and compiler identity) and the library version. A record never applies elsewhere.
 
 Several processes share the file. A record is appended with one `write` (O_APPEND: lines from
@@ -58,7 +59,7 @@ def device_key(rt: Runtime) -> str:
 
 
 def kernel_key(expr: Node, rt: Runtime) -> str:
-    """The record key of a collapsed kernel expression on `rt`'s device."""
+    """The record key of a kernel's expression (`KernelSpec.expr`) on `rt`'s device."""
     return cache_key("tuned", pretty([expr]), device_key(rt))
 
 
@@ -240,7 +241,7 @@ ENABLED = os.environ.get("LT_TUNED", "1") != "0"
 
 
 def lookup(expr: Node, rt: Runtime) -> Optional[Schedule]:
-    """The remembered schedule of collapsed kernel expression `expr` on `rt`'s device, or None.
+    """The remembered schedule of kernel expression `expr` (`KernelSpec.expr`) on `rt`'s device, or None.
     (Nothing is hashed while no record is known: a process that never tuned pays a stat.)"""
     if not ENABLED:
         return None

@@ -40,7 +40,6 @@ from .backends.runtime import CompiledKernel, Runtime
 from .devices import canonical_device, default_device, loaded_runtimes, runtime
 from .ir import loop
 from .ir.target import Target
-from .scheduler.collapse import collapse_axes
 from .scheduler.fusion import KernelSpec
 from .scheduler.schedule import (CacheRead, CacheWrite, Parallel, Reorder, Schedule, Split, Unroll, Vectorize,
                                  alternative_schedules, reductions, terms_per_output)
@@ -115,11 +114,11 @@ def neighbours(schedule: Schedule) -> Iterator[Schedule]:
 def candidates(kernel: KernelSpec, target: Target, limit: int = 32) -> list[Schedule]:
     """Up to `limit` distinct schedules that lower, the heuristic one first, then the
     alternative seeds and the heuristic one's neighbours."""
-    _, heuristic, _ = pipeline.loops(kernel, target)
+    expr, heuristic, _ = pipeline.loops(kernel, target)
     space = _Space(kernel, target)
     found = [heuristic]
     space.tried.add(heuristic)
-    for schedule in [*alternative_schedules(collapse_axes(kernel.expr), target), *neighbours(heuristic)]:
+    for schedule in [*alternative_schedules(expr, target), *neighbours(heuristic)]:
         if len(found) >= limit:
             break
         if space.lowered(schedule) is not None:
@@ -260,7 +259,7 @@ def tune_kernel(kernel: KernelSpec, rt: Runtime, trials: int = DEFAULT_TRIALS, r
     inputs = random_inputs(kernel, rt)
     terms = terms_per_output(reductions(kernel.expr))
     first = measure(kernel, rt, pipeline.compile_loops(kernel, lowered, rt), inputs, runs)
-    result = Tuned(tuned.describe(expr), heuristic, first.seconds, heuristic, first.seconds, trials=1)
+    result = Tuned(tuned.describe(kernel.expr), heuristic, first.seconds, heuristic, first.seconds, trials=1)
     if progress:
         progress(1)
     space, model, rng = _Space(kernel, target), CostModel(), random.Random(seed)
@@ -268,7 +267,7 @@ def tune_kernel(kernel: KernelSpec, rt: Runtime, trials: int = DEFAULT_TRIALS, r
     model.add(heuristic, first.seconds)
     timed = {heuristic: first.seconds}
     seeds = alternative_schedules(expr, target)
-    remembered = tuned.lookup(expr, rt)
+    remembered = tuned.lookup(kernel.expr, rt)
     if remembered is not None:
         seeds.insert(0, remembered)
     batch_size = max(2, min(8, 2 * (os.cpu_count() or 1)))
@@ -377,7 +376,7 @@ def compile_kernel(kernel: KernelSpec, rt: Runtime) -> CompiledKernel:
 
 
 def _tune(kernel: KernelSpec, rt: Runtime, session: _Session) -> None:
-    expr = collapse_axes(kernel.expr)
+    expr = kernel.expr
     with _LOCK:
         if kernel.expr in session.done or not session.explicit and tuned.lookup(expr, rt) is not None:
             return

@@ -15,7 +15,6 @@ from lazytensor import pipeline, tuned, tuning
 from lazytensor.backends.cache import KernelCache
 from lazytensor.devices import runtime
 from lazytensor.scheduler import schedule as S
-from lazytensor.scheduler.collapse import collapse_axes
 
 from conftest import run_isolated
 
@@ -56,7 +55,7 @@ def _remembered_row_sums(rt):
     values, x = _data("cpu")
     kernel = _kernel(x.sum(axis=1), rt)
     chosen = _other_schedule(kernel, rt)
-    tuned.remember(collapse_axes(kernel.expr), rt, chosen, 1e-3, 2e-3, 5)
+    tuned.remember(kernel.expr, rt, chosen, 1e-3, 2e-3, 5)
     return values, x, kernel, chosen
 
 
@@ -89,12 +88,11 @@ def test_a_remembered_schedule_is_used_by_realize_in_this_process_and_the_next(c
 import sys, json, numpy as np, lazytensor as lt
 from lazytensor import pipeline, tuned
 from lazytensor.devices import runtime
-from lazytensor.scheduler.collapse import collapse_axes
 rt = runtime("cpu")
 values = np.random.default_rng(0).standard_normal((37, 300)).astype(np.float32)
 y = lt.asarray(values).sum(axis=1)
 kernel = pipeline.kernels([y.node], rt.device.target).kernels[-1]
-assert tuned.lookup(collapse_axes(kernel.expr), rt) == tuned.decode(json.loads(sys.argv[1]))
+assert tuned.lookup(kernel.expr, rt) == tuned.decode(json.loads(sys.argv[1]))
 np.testing.assert_allclose(y.numpy(), values.sum(axis=1), rtol=1e-5, atol=1e-4)
 print("kernels compiled", lt.stats()["kernels_compiled"], "from disk", lt.stats()["disk_cache_hits"])
 """
@@ -106,7 +104,7 @@ print("kernels compiled", lt.stats()["kernels_compiled"], "from disk", lt.stats(
 def test_damaged_records_are_skipped_with_a_warning(cache, tmp_path):
     values, x = _data("cpu")
     kernel = _kernel(x.sum(axis=1), cache)
-    expr = collapse_axes(kernel.expr)
+    expr = kernel.expr
     good = tuned.make_record(tuned.kernel_key(expr, cache), expr, cache, _other_schedule(kernel, cache), 1e-3, 2e-3, 4)
     forged = dict(good, schedule=[["Parallel", "i7"]])                   # its check no longer matches
     unknown = tuned.make_record("k", expr, cache, (), 1.0, 1.0, 1)
@@ -126,7 +124,7 @@ def test_damaged_records_are_skipped_with_a_warning(cache, tmp_path):
 def test_a_remembered_schedule_that_no_longer_lowers_falls_back_to_the_heuristic_one(cache):
     values, x = _data("cpu")
     kernel = _kernel(x.sum(axis=1), cache)
-    tuned.remember(collapse_axes(kernel.expr), cache, (S.Split("i9", 4),), 1e-3, 2e-3, 2)
+    tuned.remember(kernel.expr, cache, (S.Split("i9", 4),), 1e-3, 2e-3, 2)
     with pytest.warns(UserWarning, match="does not apply"):
         np.testing.assert_allclose(x.sum(axis=1).numpy(), values.sum(axis=1), rtol=1e-5, atol=1e-4)
 
@@ -156,12 +154,12 @@ def test_export_and_load_move_results_between_caches(cache, tmp_path):
     log = tmp_path / "log.json"
     assert lt.tuning.export(log, "cpu") == 1
     record = json.loads(log.read_text())["records"][0]
-    assert record["kernel"] == tuned.describe(collapse_axes(kernel.expr)) and record["seconds"] == 1e-3
+    assert record["kernel"] == tuned.describe(kernel.expr) and record["seconds"] == 1e-3
     assert tuned.decode(record["schedule"]) == chosen
     cache.cache = KernelCache(cache.stats, tmp_path / "elsewhere")
-    assert tuned.lookup(collapse_axes(kernel.expr), cache) is None
+    assert tuned.lookup(kernel.expr, cache) is None
     assert lt.tuning.load(log, "cpu") == 1
-    assert tuned.lookup(collapse_axes(kernel.expr), cache) == chosen
+    assert tuned.lookup(kernel.expr, cache) == chosen
     (tmp_path / "bad.json").write_text("[1, 2")
     with pytest.raises(ValueError, match="not a lazytensor tuning log"):
         lt.tuning.load(tmp_path / "bad.json", "cpu")
