@@ -106,7 +106,12 @@ def _div(r: _Renderer, e: Alu, s: list[str]) -> str:
         return f"({s[0]} / {s[1]})"
     if e.dtype.is_bool:
         return f"({s[0]} && {s[1]})"
-    return f"({s[1]} == 0 ? ({_ctype(r, e.dtype)})0 : ({_ctype(r, e.dtype)})({s[0]} / {s[1]}))"
+    return _unless_by_zero(_ctype(r, e.dtype), s[0], "/", s[1])
+
+
+def _unless_by_zero(t: str, a: str, symbol: str, b: str) -> str:
+    """C's `a symbol b` in type `t`, and 0 where b is 0 (numpy's integer result; C's is undefined)."""
+    return f"({b} == 0 ? ({t})0 : ({t})({a} {symbol} {b}))"
 
 
 def _floor_division(kind: str, symbol: str) -> Render:
@@ -117,7 +122,7 @@ def _floor_division(kind: str, symbol: str) -> Render:
         if e.dtype.is_float:
             return f"{r.helper(f'lt_{kind}_float_{_reg_name(e.dtype)}')}({s[0]}, {s[1]})"
         if e.dtype.is_unsigned or e.dtype.is_bool:
-            return f"({s[1]} == 0 ? ({t})0 : ({t})({s[0]} {symbol} {s[1]}))"
+            return _unless_by_zero(t, s[0], symbol, s[1])
         return f"{r.helper(f'lt_{kind}_int_{e.dtype.name}')}({s[0]}, {s[1]})"
     return render
 

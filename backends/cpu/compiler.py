@@ -130,8 +130,7 @@ class LLVMCompiler:
             with LLVM_LOCK:
                 return compile_object(source, self.cpu, self.features)
         except RuntimeError as error:
-            raise RuntimeError(f"cpu: kernel {name} failed to compile: {error}\n"
-                               "(run with LT_DEBUG=2 to print its source)") from None
+            raise _failed(name, error) from None
 
     def compile_many(self, jobs: list[tuple[str, str]]) -> list:
         """The object files of several (source, name) jobs, compiled side by side in up to one
@@ -159,7 +158,7 @@ class LLVMCompiler:
         try:
             return worker.compile(source)
         except RuntimeError as error:
-            raise RuntimeError(f"cpu: kernel {name} failed to compile: {error}") from None
+            raise _failed(name, error) from None
 
     def assembly(self, source: str) -> str:
         """The optimized machine code of `source` (for tests and LT_DEBUG; in-process)."""
@@ -233,6 +232,10 @@ class _Worker:
     def __del__(self) -> None:
         if self.process is not None:
             self.process.stdin.close()
+
+
+def _failed(name: str, error: RuntimeError) -> RuntimeError:
+    return RuntimeError(f"cpu: kernel {name} failed to compile: {error}\n(run with LT_DEBUG=2 to print its source)")
 
 
 def _outcome(compile, source: str, name: str):
