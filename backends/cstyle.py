@@ -51,6 +51,11 @@ class Dialect:
     preamble: Callable[[set[str]], str]          # (features used) -> text before everything
     helpers: dict[str, str] = field(default_factory=dict)  # dialect-only helper definitions
     guarded: frozenset[str] = frozenset()        # functions whose argument needs a guard (_call)
+    # a compiler that vectorizes loops itself (clang: OpenCL on PoCL): the pragma before a
+    # VECTORIZED loop, (lanes, unroll) -> line, and the one that lets a reduction update in it
+    # be regrouped (the vectorizer keeps one partial per lane); None: rendered as plain loops
+    vector_loop: Callable[[int, int], str] | None = None
+    reassociate: str | None = None
 
 
 # ---- the kernel renderer --------------------------------------------------------------------
@@ -71,6 +76,7 @@ class _Renderer:
         self.helpers: dict[str, str] = {}   # name -> definition, in first-use order
         self.features: set[str] = set()
         self.reduce_arrays: dict[loop.ThreadReduce, str] = {}
+        self.vectorized = 0   # VECTORIZED loops (with a pragma) around the statement rendered
 
     # ---- the whole source ---------------------------------------------------------------------
 
@@ -140,12 +146,26 @@ class _Renderer:
                     self.block(f"if ({stmt.var.name} < {self.expr(stmt.stop)})", stmt.body)
                 return
             start, stop, v = self.expr(stmt.start), self.expr(stmt.stop), stmt.var.name
+            vectorized = stmt.kind is LoopKind.VECTORIZED and d.vector_loop is not None
+            if vectorized:
+                self.lines.append(d.vector_loop(stmt.vector_width, stmt.unroll))
+                self.features.add("vector_loop")
+            self.vectorized += vectorized
             self.block(f"for ({d.types['int64']} {v} = {start}; {v} < {stop}; {v}++)", stmt.body)
+            self.vectorized -= vectorized
         elif isinstance(stmt, loop.Store):
             self.emit(self._store(stmt.buf, self.expr(stmt.index), self.expr(stmt.value), stmt.value.dtype))
         elif isinstance(stmt, loop.Declare):
             self._use(stmt.var.dtype)
             self.emit(f"{d.types[stmt.var.dtype.name]} {stmt.var.name} = {self.expr(stmt.init)};")
+        elif isinstance(stmt, loop.Assign) and stmt.reassociate and self.vectorized and d.reassociate and \
+                isinstance(stmt.value, Alu):
+            # only the update itself may be regrouped: its operands are computed outside the scope
+            srcs = [self.expr(part) for part in stmt.value.srcs]
+            self.emit("{")
+            self.lines.append(d.reassociate)
+            self.emit(f"  {stmt.var.name} = {self._alu(stmt.value, srcs)};")
+            self.emit("}")
         elif isinstance(stmt, loop.Assign):
             self.emit(f"{stmt.var.name} = {self.expr(stmt.value)};")
         elif isinstance(stmt, loop.If):
@@ -218,9 +238,7 @@ class _Renderer:
             srcs = []
             for part in e.srcs:
                 srcs.append((yield part))
-            text = _OPS[e.op](self, e, srcs)
-            if e.dtype.name == "float16" and e.op not in _EXACT_IN_HALF:
-                text = f"{self.helper(self.d.round_half)}({text})"
+            text = self._alu(e, srcs)
         else:
             raise TypeError(f"cannot render expression {e!r}")
         self._use(e.dtype)
@@ -230,6 +248,13 @@ class _Renderer:
         if not loop.reads_accumulator(e, self.accumulating):
             self.scopes[-1][e] = name
         return name
+
+    def _alu(self, e: Alu, srcs: list[str]) -> str:
+        """The C expression of `e` applied to its operands' texts."""
+        text = _OPS[e.op](self, e, srcs)
+        if e.dtype.name == "float16" and e.op not in _EXACT_IN_HALF:
+            text = f"{self.helper(self.d.round_half)}({text})"
+        return text
 
     def _load(self, e: loop.Load, index: str) -> str:
         if e.dtype.name == "float16":
@@ -274,7 +299,10 @@ class _Renderer:
 # ---- the two dialects -------------------------------------------------------------------------
 
 def _opencl_preamble(features: set[str]) -> str:
-    return "#pragma OPENCL EXTENSION cl_khr_fp64 : enable" if "float64" in features else ""
+    lines = ["#pragma OPENCL EXTENSION cl_khr_fp64 : enable"] if "float64" in features else []
+    if "vector_loop" in features:   # a loop clang could not vectorize is no news to the user
+        lines.append('#pragma clang diagnostic ignored "-Wpass-failed"')
+    return "\n".join(lines)
 
 
 OPENCL = Dialect(
@@ -312,6 +340,9 @@ OPENCL = Dialect(
     # a literal nan, +-inf, +-FLT_MAX, 1e30, 2^40, -0.0 and the smallest subnormal as argument(s):
     # only these fold to no value (see _call)
     guarded=frozenset({"floor", "ceil", "trunc", "rint", "exp", "expm1", "sinh", "tanh"}),
+    # clang's (PoCL's compiler; other OpenCL compilers ignore an unknown pragma)
+    vector_loop=lambda lanes, unroll: f"#pragma clang loop vectorize_width({lanes}) interleave_count({max(unroll, 1)})",
+    reassociate="#pragma clang fp reassociate(on)",
 )
 
 

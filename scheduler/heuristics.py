@@ -108,3 +108,7 @@ GPU_SHORT_REDUCTION = 64
 # Side of the output tile a block computes in a local-memory matmul (one output per thread, so
 # TILE*TILE threads): each loaded element is then used TILE times from local memory.
 GPU_MATMUL_TILE = 16
+
+# A device whose work-items have vectors at least this wide (4 floats) is offered the cpu's
+# schedules too (scheduler/schedule.py work_item_schedule): a cpu behind OpenCL, as PoCL is
+GPU_WORK_ITEM_SIMD_BYTES = 16

@@ -134,11 +134,22 @@ def alternative_schedules(expr: Node, target: Target) -> list[Schedule]:
     """Schedules of another structure than the heuristic one, for the tuner to start from too
     (its mutations change numbers, not structure): on a GPU target, a reduction computed by one
     thread per output where the heuristics chose a block per output, and the other way round,
-    and the untiled schedule where they chose a tiled matmul."""
-    if not target.launches_blocks or not reductions(expr) or not expr.shape:
+    the untiled schedule where they chose a tiled matmul, and where work-items have SIMD lanes
+    of their own, the cpu's schedule (`work_item_schedule`)."""
+    if not target.launches_blocks:
         return []
-    return [gpu_schedule(expr, target, per_thread=True, tiled=False),
-            gpu_schedule(expr, target, per_thread=False, tiled=False)]
+    found = [work_item_schedule(expr, target)] if target.simd_bytes >= H.GPU_WORK_ITEM_SIMD_BYTES else []
+    if reductions(expr) and expr.shape:
+        found += [gpu_schedule(expr, target, per_thread=True, tiled=False),
+                  gpu_schedule(expr, target, per_thread=False, tiled=False)]
+    return found
+
+
+def work_item_schedule(expr: Node, target: Target) -> Schedule:
+    """The cpu's schedule on a device whose work-items have SIMD lanes (OpenCL on a cpu: PoCL):
+    the iterations of its parallel loop become blocks of one work-item, each running the rest
+    of the loops, whose vectorized ones the device's compiler vectorizes (a pragma)."""
+    return tuple(Bind(p.axis, "block") if isinstance(p, Parallel) else p for p in cpu_schedule(expr, target))
 
 
 def gpu_schedule(expr: Node, target: Target, per_thread: bool | None = None, tiled: bool = True) -> Schedule:

@@ -50,7 +50,9 @@ class OpenCLDevice:
         self.queue = cl.CommandQueue(self.context)
         self.fp64 = "cl_khr_fp64" in d.extensions
         self.max_alloc = d.max_mem_alloc_size
-        self.target = Target("opencl", simd_bytes=0, launches_blocks=True, cores=d.max_compute_units,
+        # a work-item's own vectors (a cpu device's SIMD lanes: 64 bytes on AVX-512 PoCL; 4 on a gpu)
+        self.target = Target("opencl", simd_bytes=4 * d.native_vector_width_float, launches_blocks=True,
+                             cores=d.max_compute_units,
                              max_threads_per_block=d.max_work_group_size, local_memory_bytes=d.local_mem_size,
                              features=f"{d.platform.name} | {d.name} | {d.version} | {d.driver_version}")
         self._memory = MemoryPool()
