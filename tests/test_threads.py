@@ -315,3 +315,29 @@ assert p.exitcode == 0, p.exitcode
 print("ok")
 """
     assert run_isolated(code, tmp_path, timeout=300).stdout.strip().endswith("ok")
+
+
+LLVM_REMARK = """
+import numpy as np, lazytensor as lt
+q = lt.asarray(np.random.default_rng(0).standard_normal((32, 4, 64, 32)).astype(np.float32))
+causal = lt.asarray(np.tril(np.ones((64, 64), bool)))
+scores = lt.where(causal, (q @ q.permute(0, 1, 3, 2)) * 0.17, -np.inf)
+print(lt.nn.functional.softmax(scores, dim=-1).numpy().shape)
+"""
+
+
+@pytest.mark.parametrize("in_worker", ["1", "0"])
+def test_llvm_remarks_never_reach_stderr(tmp_path, monkeypatch, in_worker):
+    # (this masked softmax's kernel has a loop LLVM does not vectorize: it says so on stderr)
+    monkeypatch.setenv("LT_COMPILE_WORKER", in_worker)
+    out = run_isolated(LLVM_REMARK, tmp_path)
+    assert out.stdout.strip() == "(32, 4, 64, 64)" and out.stderr == ""
+
+
+def test_a_crashed_compile_worker_is_quoted_in_the_error():
+    from lazytensor.backends.cpu import compiler
+    worker = compiler._Worker("", "")
+    worker.args = [sys.executable, "-c", "import sys; sys.stderr.write('LLVM ERROR: out of luck'); sys.exit(3)"]
+    with pytest.raises(RuntimeError, match="(?s)exit status 3.*LLVM ERROR: out of luck"):
+        worker.compile("anything")
+    assert worker.process is None and worker.stderr is None

@@ -8,6 +8,7 @@ import re
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -128,7 +129,7 @@ class LLVMCompiler:
                                   "in this process (its memory grows ~70 KB a kernel, an llvmlite leak)")
                     self.worker = None
             with LLVM_LOCK:
-                return compile_object(source, self.cpu, self.features)
+                return _without_remarks(compile_object, source, self.cpu, self.features)
         except RuntimeError as error:
             raise _failed(name, error) from None
 
@@ -176,11 +177,14 @@ _LAUNCH = "import runpy, sys; sys.path.pop(0); sys.argv.pop(0); runpy.run_path(s
 
 class _Worker:
     """A compile worker process: started at the first compile, replaced after MAX_COMPILES
-    and after a crash; one compile at a time. A forked child starts its own."""
+    and after a crash; one compile at a time. A forked child starts its own. What LLVM prints
+    (its "loop not vectorized" remarks: nothing a user can act on) goes to a file of its own,
+    whose end is quoted if the worker crashes."""
 
     def __init__(self, cpu: str, features: str) -> None:
         self.args = [sys.executable, "-c", _LAUNCH, _WORKER_SCRIPT, cpu, features]
         self.process: subprocess.Popen | None = None
+        self.stderr = None
         self.compiles = 0
         self.lock = threading.Lock()
         os.register_at_fork(after_in_child=self._forget)
@@ -191,7 +195,9 @@ class _Worker:
         with self.lock:
             if self.process is None or self.compiles >= MAX_COMPILES:
                 self._stop()
-                self.process = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                self.stderr = tempfile.TemporaryFile()
+                self.process = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                stderr=self.stderr)
                 self.compiles = 0
             self.compiles += 1
             data = source.encode()
@@ -203,12 +209,23 @@ class _Worker:
             except (OSError, EOFError, struct.error):
                 code = self.process.wait()
                 self.process = None
-                raise RuntimeError(f"the LLVM compiler crashed (worker exit status {code})") from None
+                raise RuntimeError(f"the LLVM compiler crashed (worker exit status {code}){self._said()}") from None
         if status:
             raise RuntimeError(payload.decode())
         return payload
 
+    def _said(self, limit: int = 2000) -> str:
+        """The end of what the worker printed, if anything: its file is closed."""
+        said, self.stderr = self.stderr, None
+        if said is None:
+            return ""
+        with said:
+            said.seek(max(0, said.seek(0, os.SEEK_END) - limit))
+            text = said.read().decode(errors="replace").strip()
+        return f"; it printed:\n{text}" if text else ""
+
     def _stop(self) -> None:
+        self._said()
         if self.process is not None:
             self.process.stdin.close()   # (the worker exits at the end of its input)
             try:
@@ -227,11 +244,30 @@ class _Worker:
                     pipe.close()
                 except OSError:
                     pass
-        self.process, self.lock = None, threading.Lock()
+        self.process, self.lock, self.stderr = None, threading.Lock(), None
 
     def __del__(self) -> None:
         if self.process is not None:
             self.process.stdin.close()
+
+
+def _without_remarks(fn, *args):
+    """fn(*args) in this process with LLVM's remarks ("remark: ... loop not vectorized") kept
+    off stderr: the process's stderr goes to a file meanwhile, and whatever else was written
+    there (another thread's, say) is written on afterwards."""
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as said:
+        saved = os.dup(2)
+        os.dup2(said.fileno(), 2)
+        try:
+            return fn(*args)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            said.seek(0)
+            kept = [line for line in said.read().splitlines(keepends=True) if not line.startswith(b"remark: ")]
+            if kept:
+                os.write(2, b"".join(kept))
 
 
 def _failed(name: str, error: RuntimeError) -> RuntimeError:
