@@ -13,8 +13,10 @@ An elementwise node used twice is recomputed in each kernel that needs it: cheap
 round trip through memory -- except where a reduction reads it broadcast over many elements
 (a matmul's gradient reads `g * (h > 0)` once per column of the other operand; a convolution
 reads each element of its padded input once per tap and output channel): then it is computed
-once into memory. Opaque ops (sort, cumulative sum, ...) are steps of their own: their
-inputs are realized first, and their results are read by later kernels like any buffer.
+once into memory; so is a view that is no affine map of its buffer's index (merged attention
+heads: a division per index) where a reduction reads it many times. Opaque ops (sort,
+cumulative sum, ...) are steps of their own: their inputs are realized first, and their
+results are read by later kernels like any buffer.
 """
 from __future__ import annotations
 
@@ -230,6 +232,13 @@ class _KernelBuilder:
         node, path, shared, in_reduce, frame = key
         space = path[0].shape if path else node.shape  # the index space this value is read in
         if node.op is Op.BUFFER or (node in self.roots and node is not self.root):
+            cut = _unaffine_view(node, path) if in_reduce and _read_often(node, space) else None
+            if cut is not None:
+                # read many times through a view that needs a division per index (merged heads:
+                # y.permute(0, 2, 1, 3).reshape(B, T, C)): that view is copied once into memory,
+                # and the reduction reads the copy through plain strides (and tiles, packs it)
+                self.new_roots.append(path[cut])
+                return self.load(path[cut], path[:cut])
             return self.load(node, path)
         if node.op is Op.CONST:
             return Node(Op.CONST, node.dtype, space, (), node.arg)
@@ -297,6 +306,22 @@ class _KernelBuilder:
         kept = [a for a in range(rank) if a not in reduce.arg]
         return len(space) == rank and kept == list(range(len(kept))) and any(reduce.shape[a] > 1 for a in kept) \
             and not frame & set(kept) and all(a in reduce.arg for a in range(rank) if reduce.shape[a] != space[a])
+
+
+def _unaffine_view(node: Node, path: tuple[Node, ...]) -> int | None:
+    """Where `node` read through the movement ops `path` (top first, each the source of the one
+    before, the last reading `node`) is no affine map of its index: the position in `path` of
+    the op whose result, copied into memory, is read affinely from there on; None where the
+    view is affine, the ops do not form such a chain, or the copy would be bigger than `node`
+    (a broadcast made into rows: a convolution's windows)."""
+    if not path or path[-1].src[0] is not node or any(a.src[0] is not b for a, b in zip(path, path[1:])):
+        return None
+    if view_through(node.shape, path).affine is not None:
+        return None
+    for cut in reversed(range(len(path))):   # the first op, from the buffer up, that leaves the affine maps
+        if view_through(node.shape, path[cut:]).affine is None:
+            return cut if path[cut].size <= node.size else None
+    return None
 
 
 def _recomputed_often(node: Node, space: tuple[int, ...]) -> bool:

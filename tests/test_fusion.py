@@ -199,6 +199,37 @@ def test_a_relu_mask_reads_the_forward_matmul_instead_of_recomputing_it():
     assert len([s for s in specs if x.node in s.inputs and any(n.arg is weight.arg for n in s.inputs)]) == 1
 
 
+@pytest.mark.parametrize("shape", [(4, 3, 16, 8), (2, 5, 7, 4), (1, 1, 33, 2)])
+def test_a_matmul_through_merged_heads_reads_a_copy_of_them(device, shape):
+    """Attention's merged heads y.permute(0, 2, 1, 3).reshape(B, T, C) are no strided view of y
+    (a division per index): a weight gradient reading them once per output column copies them
+    once (a kernel of its own) and then reads plain strides: no division in the matmul's loads."""
+    b, h, t, d = shape
+    rng = np.random.default_rng(sum(shape))
+    y, g = rng.standard_normal(shape).astype(np.float32), rng.standard_normal((b * t, h * d)).astype(np.float32)
+    specs = []
+    pipeline.OBSERVERS.append(specs.append)
+    try:
+        merged = lt.asarray(y, device=device).permute(0, 2, 1, 3).reshape(b * t, h * d)
+        got = (lt.asarray(g, device=device).T @ merged).numpy()
+    finally:
+        pipeline.OBSERVERS.remove(specs.append)
+    want = g.T.astype(np.float64) @ y.transpose(0, 2, 1, 3).reshape(b * t, h * d).astype(np.float64)
+    assert_close(got, want.astype(np.float32))
+    (matmul,) = [s for s in specs if any(n.op is Op.SUM for n in _nodes(s.expr))]
+    loads = [n for n in _nodes(matmul.expr) if n.op is Op.LOAD]
+    assert all(n.arg[1].affine is not None for n in loads)
+    if h > 1 and d > 1:
+        assert len(specs) == 2   # the copy, then the matmul
+
+
+def test_a_convolution_does_not_copy_its_windows(device):
+    """(the windows are no strided view of the image either, but a copy of them would be kh * kw
+    times its size: they are read in place)"""
+    x, w = lt.ones((1, 2, 9, 9), device=device), lt.ones((3, 2, 3, 3), device=device)
+    assert kernels_for(lt.nn.functional.conv2d(x, w)) == 1
+
+
 def test_views_make_no_kernel_of_their_own(data):
     x, y, X, Y = data
     viewed = X.T[1:40:3, ::-2].reshape(-1)[5:].reshape(1, -1).expand(3, -1)
