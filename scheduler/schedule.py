@@ -388,19 +388,26 @@ def _dot_tile_schedule(expr: Node, r: Node, strides: list[tuple[int, ...]], work
     if r.src[0].shape[k] < H.DOT_TILE_MIN_REDUCTION or any(st[k] not in (0, 1) for st in strides):
         return None
     col = len(shape) - 1
-    rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1 and d not in r.arg]
+    rows = _reusing_rows(col, strides, [(n, d) for d, n in enumerate(shape[:-1]) if n > 1 and d not in r.arg])
     if not rows:
         return None
     m, row = max(rows)
-    reuse = any(st[col] == 0 and st[row] != 0 for st in strides) and any(st[row] == 0 and st[col] != 0
-                                                                          for st in strides)
     fit = next(((mr, nr) for mr, nr in H.DOT_TILES if m % mr == 0 and shape[col] % nr == 0), None)
-    if not reuse or fit is None:
+    if fit is None:
         return None
     mr, nr = fit
     prims, tile_col = _tile_loops(shape, row, col, mr, nr, work)
     r_lanes = max(1, lanes * expr.dtype.itemsize // r.dtype.itemsize)
     return prims + (Unroll(tile_col, nr), Vectorize(reduce_axis(0, k), r_lanes))
+
+
+def _reusing_rows(col: int, strides: list[tuple[int, ...]], rows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The (extent, axis) pairs of `rows` along which a register tile with columns along `col`
+    reuses what it loads: some load does not vary along the row (the columns' vectors, loaded
+    once for all the tile's rows) and some other not along the column (the rows' broadcasts).
+    A batch axis, along which every load varies, reuses nothing."""
+    return [(n, d) for n, d in rows if any(st[col] == 0 and st[d] != 0 for st in strides) and
+            any(st[d] == 0 and st[col] != 0 for st in strides)]
 
 
 def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | None,
@@ -499,6 +506,7 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
     for width in (lanes, lanes // 2):   # (half vectors where full ones do not divide: 56 = 7 x 8)
         for col in vector_axes:
             rows = [(n, d) for d, n in enumerate(shape) if n > 1 and d != col]
+            rows = _reusing_rows(col, tileable[1], rows) or rows
             if not rows or width < H.CACHE_WRITE_MIN_LANES:
                 continue
             m, row = max(rows)

@@ -275,6 +275,28 @@ def test_register_tile_vectorizes_along_whichever_output_axis_fits():
     assert Vectorize("i2_i", 16) in _schedule_of(x.T @ g)
 
 
+def test_batched_matmuls_tile_each_matrix_not_the_batch():
+    """Every operand of a batched matmul varies along the batch: a tile of batches reuses
+    nothing, a tile of a matrix's rows reuses each column vector it loads (attention's p @ v
+    and q @ k.T, heads as the batch)."""
+    p, v = lt.asarray(np.ones((128, 64, 48), np.float32)), lt.asarray(np.ones((128, 48, 32), np.float32))
+    q = lt.asarray(np.ones((128, 64, 128), np.float32))
+    for tiled in (_schedule_of(p @ v), _schedule_of(q @ q.permute(0, 2, 1))):
+        (tile,) = [prim for prim in tiled if isinstance(prim, CacheWrite)]
+        assert tile.at == "i1_i", tiled
+
+
+@pytest.mark.parametrize("shapes", [((6, 20, 33), (6, 33, 16)), ((3, 2, 16, 70), (3, 2, 70, 8)),
+                                    ((5, 12, 64), (64, 32)), ((1, 8, 96), (1, 96, 16)), ((4, 64, 128), (4, 128, 64))],
+                         ids=str)
+def test_batched_matmuls_match_numpy(shapes):
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    want = a.astype(np.float64) @ b.astype(np.float64) * 2
+    for y in (lt.asarray(b), lt.asarray(np.swapaxes(b, -1, -2).copy()).mT):   # (the second with k innermost)
+        np.testing.assert_allclose((lt.asarray(a) @ y * 2).numpy(), want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("shape", [(128, 33, 17), (5, 1, 40), (3, 9, 5000), (64, 300, 1), (1, 20, 19),
                                    (16, 64, 128), (9, 28, 96), (2, 8, 16), (16, 64, 10), (8, 24, 5),
                                    (16, 64, 49), (7, 128, 12)],
