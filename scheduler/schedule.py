@@ -365,12 +365,20 @@ def _outer_reduction_axes(shape: tuple[int, ...], tileable: Tileable, target: Ta
 
 def _packable_once(shape: tuple[int, ...], axis: int, r: Node, st: tuple[int, ...], load: Node,
                    loads: list[Node], target: Target) -> bool:
-    """Whether a load strided along output axis `axis` can be packed once per call into a layout
-    where `axis` is contiguous: it varies along no other output axis (a convolution's weights,
-    per output channel), it is the only read of its input, and all it reads fits in a panel."""
+    """Whether a load strided along output axis `axis` can be packed once per call (or once per
+    batch) into a layout where `axis` is contiguous: it varies along no other output axis but
+    batch axes (a convolution's weights, per output channel; attention's keys, per head), it is
+    the only read of its input, and all it reads fits in a panel."""
     panel = shape[axis] * math.prod(r.src[0].shape[a] for a in r.arg) * load.dtype.itemsize
+    batch = _batch_axes(shape, r, _load_strides(r.src[0])[0])
     return st[axis] not in (0, 1) and _read_once(load, loads) and panel <= H.pack_panel_bytes(target) and \
-        all(st[d] == 0 for d, n in enumerate(shape) if d != axis and d not in r.arg and n > 1)
+        all(st[d] == 0 or d in batch for d, n in enumerate(shape) if d != axis and d not in r.arg and n > 1)
+
+
+def _batch_axes(shape: tuple[int, ...], r: Node, strides: list[tuple[int, ...]]) -> list[int]:
+    """The output axes (longer than 1) along which every load of the reduction varies: a batch of
+    independent products (heads in attention), which a tile reuses nothing along."""
+    return [d for d, n in enumerate(shape) if n > 1 and d not in r.arg and all(st[d] != 0 for st in strides)]
 
 
 def _dot_tile_schedule(expr: Node, r: Node, strides: list[tuple[int, ...]], work: int,
@@ -441,7 +449,7 @@ def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | N
 
 
 def _packed_tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int, work: int,
-                       slots: list[int]) -> tuple[Schedule, str]:
+                       slots: list[int], batch: list[int]) -> tuple[Schedule, str]:
     """The loops of a register tile whose column vectors come from inputs packed once per call
     (CacheRead before the loops: a convolution's weights, output channels innermost). The
     other output axes keep their order, then the rows' outer loop (neighbouring tiles read
@@ -449,16 +457,23 @@ def _packed_tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: 
     loop runs inside them, alone: the packed input reads along it, so the panel is the whole
     column axis by the reduction (fused into the parallel loop, it would be packed once per
     iteration of that). The reduction keeps its order, the one the panel is packed in.
-    Returns the primitives and the name of the tile's column loop."""
+    With `batch` axes (every input varies along them), those run outermost, fused and in
+    parallel, and the inputs are packed once per batch instead. Returns the primitives and the
+    name of the tile's column loop."""
     r, c = Split(output_axis(row), mr), Split(output_axis(col), nr)
-    outer = Fuse(tuple(output_axis(d) for d in range(len(shape)) if d not in (row, col)) + (r.outer,))
-    order = outer.axes + (c.outer, r.inner, c.inner)
+    if batch:
+        outer = Fuse(tuple(output_axis(d) for d in batch))
+        rest = tuple(output_axis(d) for d in range(len(shape)) if d not in (row, col, *batch))
+        order, pack_at = outer.axes + rest + (r.outer, c.outer, r.inner, c.inner), outer.fused
+    else:
+        outer = Fuse(tuple(output_axis(d) for d in range(len(shape)) if d not in (row, col)) + (r.outer,))
+        order, pack_at = outer.axes + (c.outer, r.inner, c.inner), None
     prims: list[Primitive] = [r, c, Reorder(order)]
     if len(outer.axes) > 1:
         prims.append(outer)
     if work >= H.PARALLEL_MIN_WORK:
         prims.append(Parallel(outer.fused))
-    prims += [CacheRead(slot, None) for slot in dict.fromkeys(slots)]
+    prims += [CacheRead(slot, pack_at) for slot in dict.fromkeys(slots)]
     return tuple(prims) + (CacheWrite(r.inner), Unroll(r.inner, mr)), c.inner
 
 
@@ -519,7 +534,8 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
         _, row, col, width, (mr, nr) = min(fits)
         once = [load.arg[0] for st, load in zip(strides, loads) if st[col] not in (0, 1)]
         if once:
-            prims, tile_col = _packed_tile_loops(shape, row, col, mr, nr, work, once)
+            batch = [d for d in _batch_axes(shape, r, strides) if d not in (row, col)]
+            prims, tile_col = _packed_tile_loops(shape, row, col, mr, nr, work, once, batch)
             return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width))
         pack = _panel_to_pack(shape, tileable, row, col, mr, nr, target)
         prims, tile_col = _tile_loops(shape, row, col, mr, nr, work, pack)

@@ -278,16 +278,19 @@ def test_register_tile_vectorizes_along_whichever_output_axis_fits():
 def test_batched_matmuls_tile_each_matrix_not_the_batch():
     """Every operand of a batched matmul varies along the batch: a tile of batches reuses
     nothing, a tile of a matrix's rows reuses each column vector it loads (attention's p @ v
-    and q @ k.T, heads as the batch)."""
+    and q @ k.T, heads as the batch). The batch runs outermost, in parallel; an operand
+    strided along the tile's columns (k.T, head by head) is packed once per batch."""
     p, v = lt.asarray(np.ones((128, 64, 48), np.float32)), lt.asarray(np.ones((128, 48, 32), np.float32))
-    q = lt.asarray(np.ones((128, 64, 128), np.float32))
-    for tiled in (_schedule_of(p @ v), _schedule_of(q @ q.permute(0, 2, 1))):
+    q, k = lt.asarray(np.ones((128, 64, 32), np.float32)), lt.asarray(np.full((128, 48, 32), 2, np.float32))
+    for tiled in (_schedule_of(p @ v), _schedule_of(q @ k.permute(0, 2, 1))):
         (tile,) = [prim for prim in tiled if isinstance(prim, CacheWrite)]
-        assert tile.at == "i1_i", tiled
+        assert tile.at in ("i1_i", "i3_i") and Parallel("i0") in tiled, tiled
+    assert any(isinstance(prim, CacheRead) and prim.at == "i0" for prim in _schedule_of(q @ k.permute(0, 2, 1)))
 
 
 @pytest.mark.parametrize("shapes", [((6, 20, 33), (6, 33, 16)), ((3, 2, 16, 70), (3, 2, 70, 8)),
-                                    ((5, 12, 64), (64, 32)), ((1, 8, 96), (1, 96, 16)), ((4, 64, 128), (4, 128, 64))],
+                                    ((5, 12, 64), (64, 32)), ((1, 8, 96), (1, 96, 16)), ((4, 64, 128), (4, 128, 64)),
+                                    ((8, 4, 64, 32), (8, 4, 32, 64)), ((3, 5, 48, 16), (3, 5, 16, 40))],
                          ids=str)
 def test_batched_matmuls_match_numpy(shapes):
     rng = np.random.default_rng(3)
