@@ -200,6 +200,27 @@ def _sink_unit_reshape(node: Node) -> Optional[Node]:
     return Node(Op.RESHAPE, node.dtype, node.shape, (sunk,), node.shape)
 
 
+def _reduce_unit_reshape(node: Node) -> Optional[Node]:
+    """reduce(reshape(y)) -> reshape(reduce(y)) where the reshape only adds or drops size-1 axes
+    and y is computed: the reduction then runs in y's index space, as the elementwise ops
+    around it do (_sink_unit_reshape), so a kernel reading it broadcast may compute it inside
+    itself (a softmax of a matmul's (.., M, 1, N) result: one kernel, not three)."""
+    if node.op not in REDUCTION or node.src[0].op is not Op.RESHAPE:
+        return None
+    reshape = node.src[0]
+    y = reshape.src[0]
+    if not _unit_axes_only(reshape.shape, y.shape) or not (y.op in REDUCTION or y.op in ELEMENTWISE):
+        return None
+    big_y = [a for a, n in enumerate(y.shape) if n != 1]
+    big = [a for a, n in enumerate(reshape.shape) if n != 1]
+    axes = tuple(sorted(big_y[big.index(a)] for a in node.arg if a in big))
+    if not axes:
+        return None
+    shape = tuple(1 if a in axes else n for a, n in enumerate(y.shape))
+    reduced = Node(node.op, node.dtype, shape, (y,), axes)
+    return Node(Op.RESHAPE, node.dtype, node.shape, (reduced,), node.shape)
+
+
 def _trivial_reduce(node: Node) -> Optional[Node]:
     """sum(x, axes where x has size 1) -> x: the reduced shape equals the input's."""
     if node.op in REDUCTION and node.shape == node.src[0].shape:
@@ -209,7 +230,7 @@ def _trivial_reduce(node: Node) -> Optional[Node]:
 
 RULES: tuple[Callable[[Node], Optional[Node]], ...] = (
     _detach, fold_constants, _identity_arithmetic, _involutions, _select, _movement, _trivial_reduce,
-    _sink_unit_reshape,
+    _sink_unit_reshape, _reduce_unit_reshape,
 )
 
 

@@ -277,8 +277,9 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
                     inner = split.inner
                 prims.append(PartialSum(inner))
             r_lanes = max(1, target.simd_bytes // max(1, (terms or r.src[0]).dtype.itemsize))
-            accumulators = H.PARTIAL_SUM_ACCUMULATORS if terms is not None else \
-                _accumulators(r.src[0].shape[max(r.arg)], r_lanes)
+            extent = r.src[0].shape[max(r.arg)]
+            accumulators = _partial_sum_accumulators(min(extent, H.PARTIAL_SUM_BLOCK), r_lanes) \
+                if terms is not None else _accumulators(extent, r_lanes)
             prims += [Vectorize(inner, r_lanes), Unroll(inner, accumulators)]
     if embedded and len(shape) > 1 and shape[-1] > 1:   # the row's outputs, after its reductions
         last = output_axis(len(shape) - 1)
@@ -294,6 +295,17 @@ def _accumulators(extent: int, lanes: int) -> int:
     lanes take 2 (15 steps, 20 left) rather than 4 (7 steps, 52 left)."""
     options = [a for a in (2, 4, 8, 16) if a <= H.REDUCE_ACCUMULATORS] or [H.REDUCE_ACCUMULATORS]
     return min(options, key=lambda a: (extent // (lanes * a) + extent % (lanes * a), -a))
+
+
+def _partial_sum_accumulators(block: int, lanes: int) -> int:
+    """Vector accumulators for a PartialSum's block of `block` terms: H.PARTIAL_SUM_ACCUMULATORS,
+    halved until one step (lanes x accumulators terms) fits in the block. Its terms past the
+    last whole step are added one by one (_partial_sum): rows of 64 with 8 x 16 a step ran
+    wholly scalar, exp and all (a softmax's sum over attention's 64 keys)."""
+    accumulators = H.PARTIAL_SUM_ACCUMULATORS
+    while accumulators > 1 and lanes * accumulators > block:
+        accumulators //= 2
+    return accumulators
 
 
 def _narrow_terms(expr: Node, r: Node, target: Target) -> Node | None:

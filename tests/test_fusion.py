@@ -100,6 +100,30 @@ def test_row_ops_are_one_kernel_on_the_cpu(shape, dtype, op):
         np.testing.assert_allclose(out.numpy(), ref(x), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("shape", [(3, 2, 9, 5), (2, 64, 32), (1, 7, 3)], ids=str)
+@pytest.mark.parametrize("masked", [False, True])
+def test_attention_softmax_of_a_matmul_is_one_kernel_after_it(shape, masked):
+    """softmax(q @ k.T * scale [masked]): the matmul's (.., M, 1, N) result is viewed as (.., M, N)
+    and the softmax's ops move into its index space; its row max and sum follow them there, so
+    the softmax is one cpu kernel after the matmul's, not three."""
+    rng = np.random.default_rng(len(shape))
+    q, k = rng.standard_normal(shape).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
+    t = shape[-2]
+    mask = np.tril(np.ones((t, t), bool))
+    scores = q.astype(np.float64) @ np.swapaxes(k, -1, -2) * 0.3
+    if masked:
+        scores = np.where(mask, scores, -np.inf)
+    want = np.exp(scores - scores.max(-1, keepdims=True))
+    want /= want.sum(-1, keepdims=True)
+    lq, lk = lt.asarray(q), lt.asarray(k)
+    scores = lq @ lk.mT * 0.3
+    if masked:
+        scores = lt.where(lt.asarray(mask), scores, -np.inf)
+    out = lt.nn.functional.softmax(scores, dim=-1)
+    assert kernels_for(out) == 2
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
 def test_row_ops_on_other_devices_realize_their_reductions(device):
     """The gpu schedules bind outputs to threads and would recompute a row's reductions for
     every element: there, each reduction is realized first (and the values are the same)."""

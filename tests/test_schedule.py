@@ -1,5 +1,7 @@
 """Schedules are data: any valid list of primitives gives the same values; heuristics pick
 parallel outer loops and vectorized inner loops; the cpu code really is vectorized."""
+import math
+
 import numpy as np
 import pytest
 
@@ -143,7 +145,10 @@ def test_cpu_code_is_vectorized():
     if rt.device.target.simd_bytes < 64:
         pytest.skip("the host has no AVX-512: zmm registers are not expected")
     x = lt.asarray(np.ones(1 << 20, np.float32))
-    for out in ((x * 2 + 1).sqrt(), (x * x).sum(keepdims=True), (x - 1).exp()):
+    rows, causal = lt.asarray(np.ones((512, 64), np.float32)), lt.asarray(np.tril(np.ones((512, 64), bool)))
+    # (a masked row max: LLVM took maximum(acc, select(mask, x, -inf)) for no reduction)
+    for out in ((x * 2 + 1).sqrt(), (x * x).sum(keepdims=True), (x - 1).exp(),
+                lt.where(causal, rows, -np.inf).max(axis=1), lt.where(causal, rows, np.inf).min(axis=1)):
         (spec,) = kernels_of(out)
         from lazytensor.pipeline import compile_kernel
         assembly = rt.compiler.assembly(compile_kernel(spec, rt).source)
@@ -214,6 +219,11 @@ def test_heuristic_sums_float32_in_blocks():
     x = lt.asarray(np.ones((64, 5000), np.float32))
     assert PartialSum("r0_1_i") in _schedule_of(x.sum(axis=1))   # a long row: blocks of it
     assert PartialSum("r0_1") in _schedule_of(x[:, :300].sum(axis=1))   # a short one: the whole row
+    for n in (64, 100, 300):   # one vector step (lanes x accumulators) fits in the row
+        schedule = _schedule_of(x[:, :n].sum(axis=1))
+        step = math.prod(p.width for p in schedule if isinstance(p, Vectorize)) * \
+            math.prod(p.factor for p in schedule if isinstance(p, Unroll))
+        assert PartialSum("r0_1") in schedule and step <= n, schedule
     assert not any(isinstance(p, PartialSum) for p in _schedule_of(x.astype(lt.float64).sum(axis=1)))
 
 

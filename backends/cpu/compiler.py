@@ -165,7 +165,7 @@ class LLVMCompiler:
         """The optimized machine code of `source` (for tests and LT_DEBUG; in-process)."""
         with LLVM_LOCK:
             tm = target_machine()
-            return tm.emit_assembly(optimized(source, tm))
+            return _without_remarks(lambda: tm.emit_assembly(optimized(source, tm)))
 
 
 # Modules a worker compiles before it is replaced: its leak (~70 KB a module) stays under ~35 MB.

@@ -246,6 +246,12 @@ class _Renderer:
             srcs = []
             for part in e.srcs:
                 srcs.append((yield part))
+            if e is self._regroup and e.op in (Op.MAX, Op.MIN) and e.dtype.is_float:
+                # LLVM's loop vectorizer takes `acc = maximum(acc, select(mask, x, -inf))` (a
+                # masked row max: causal attention) for no reduction and runs it scalar, ~50x
+                # slower; a freeze of the term (a no-op on a value) hides the select from it
+                srcs = [s if isinstance(part, Var) and part.accumulator else self._freeze(s, e.dtype)
+                        for part, s in zip(e.srcs, srcs)]
             value = _ALU[e.op](self, e, srcs, "reassoc contract " if e is self._regroup else "contract ")
             if e.op in (Op.FLOORDIV, Op.MOD) and e.dtype.is_integer and e.dtype.itemsize == 1:
                 self.no_slp = True
@@ -254,6 +260,11 @@ class _Renderer:
         if not loop.reads_accumulator(e, self.accumulating):
             self.scopes[-1][e] = value
         return value
+
+    def _freeze(self, value: str, dtype) -> str:
+        frozen = self.fresh()
+        self.emit(f"{frozen} = freeze {LLVM_TYPE[dtype.name]} {value}")
+        return frozen
 
     def op(self, text: str) -> str:
         """Emit `%x = <text>` and return %x."""
