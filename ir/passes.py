@@ -16,6 +16,7 @@ from .dtypes import DType, can_cast_safe, cast_values
 from .graph import Node, consumers, toposort
 from .ops import ELEMENTWISE, MOVEMENT, REDUCTION, Op
 from .rules import NUMPY_REFERENCE
+from .view import ViewStack
 
 
 # The CONST nodes made last for Python ints and floats (`x * 2`: every op with a scalar makes
@@ -163,6 +164,8 @@ def _movement(node: Node) -> Optional[Node]:
         return x
     if op is Op.RESHAPE and x.op is Op.RESHAPE:
         return Node(Op.RESHAPE, node.dtype, node.shape, x.src, node.shape)
+    if op is Op.RESHAPE and x.op is Op.EXPAND and x.src[0].op is Op.RESHAPE:
+        return _unit_reshaped_expand(node)
     if op is Op.PERMUTE and x.op is Op.PERMUTE:
         order = tuple(x.arg[a] for a in node.arg)
         return Node(Op.PERMUTE, node.dtype, node.shape, x.src, order)
@@ -176,6 +179,22 @@ def _detach(node: Node) -> Optional[Node]:
 
 def _unit_axes_only(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     return [n for n in a if n != 1] == [n for n in b if n != 1]
+
+
+def _unit_reshaped_expand(node: Node) -> Optional[Node]:
+    """reshape(expand(reshape(y))) -> expand(y) where the reshapes only add or drop size-1 axes
+    and the two read alike: a reduction's result broadcast back into the index space it was
+    reduced in (a row max of a matmul's (.., M, 1, N) result, read by the elements), which the
+    fusion then recognises as such a broadcast."""
+    expand, inner = node.src[0], node.src[0].src[0]
+    y = inner.src[0]
+    if len(y.shape) != len(node.shape) or any(m not in (1, n) for m, n in zip(y.shape, node.shape)) or \
+            not (_unit_axes_only(node.shape, expand.shape) and _unit_axes_only(inner.shape, y.shape)):
+        return None
+    chain = ViewStack.contiguous(y.shape).reshape(inner.shape).expand(expand.shape).reshape(node.shape)
+    if not chain.reads_like(ViewStack.contiguous(y.shape).expand(node.shape)):
+        return None
+    return Node(Op.EXPAND, node.dtype, node.shape, (y,), node.shape)
 
 
 def _sink_unit_reshape(node: Node) -> Optional[Node]:
@@ -195,7 +214,8 @@ def _sink_unit_reshape(node: Node) -> Optional[Node]:
             return s.src[0]
         if s.op is Op.CONST:
             return Node(Op.CONST, s.dtype, shape, (), s.arg)
-        return Node(Op.RESHAPE, s.dtype, shape, (s,), shape)
+        # (simplified itself: a broadcast reduction's reshape(expand(reshape(r))) becomes expand(r))
+        return simplify(Node(Op.RESHAPE, s.dtype, shape, (s,), shape))
     sunk = Node(node.op, node.dtype, shape, tuple(into(s) for s in node.src), node.arg)
     return Node(Op.RESHAPE, node.dtype, node.shape, (sunk,), node.shape)
 

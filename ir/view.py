@@ -226,6 +226,15 @@ class ViewStack:
                 checks += [(tuple(rs), r0, lo, hi) for (rs, r0), (lo, hi) in zip(digits, view.mask)]
         return tuple(coefs), const, tuple(_needed(checks, sizes))
 
+    def reads_like(self, other: "ViewStack") -> bool:
+        """Whether the two stacks read the same elements at every index: one shape and one
+        affine map (the strides of size-1 axes, never multiplied by more than 0, aside)."""
+        if self.shape != other.shape or self.affine is None or other.affine is None:
+            return False
+        (mine, const, checks), (theirs, other_const, other_checks) = self.affine, other.affine
+        big = [d for d, n in enumerate(self.shape) if n != 1]
+        return [mine[d] for d in big] == [theirs[d] for d in big] and (const, checks) == (other_const, other_checks)
+
     def index(self, idxs: list[Expr]) -> tuple[Expr, Expr | None]:
         """(memory index, validity or None) of element `idxs` of the top view."""
         if len(self.views) > 1 and self.affine is not None:

@@ -149,7 +149,7 @@ def _read_broadcast(order: list[Node], uses: dict[Node, int]) -> set[Node]:
         seen.add(node)
         if node.op in REDUCTION and uses[node] == 1:
             found.add(node)
-        elif node.op in ELEMENTWISE or node.op is Op.RESHAPE and _unit_axes_only(node.shape, node.src[0].shape):
+        elif node.op in ELEMENTWISE:
             stack.extend(node.src)
     return found
 
@@ -300,30 +300,12 @@ class _KernelBuilder:
         lowering reads a hoisted reduction's value at every index of that op's space; read by
         the root's own broadcast, it would be the kernel's expression, in its own shape)."""
         if reduce not in self.hoistable or frame is None or shared or not path or path[0] is self.root or \
-                any(p.op not in (Op.EXPAND, Op.RESHAPE) for p in path):
+                any(p.op is not Op.EXPAND for p in path):
             return False
         space, rank = path[0].shape, len(reduce.shape)
         kept = [a for a in range(rank) if a not in reduce.arg]
-        if not (len(space) == rank and kept == list(range(len(kept))) and any(reduce.shape[a] > 1 for a in kept)
-                and not frame & set(kept) and all(a in reduce.arg for a in range(rank) if reduce.shape[a] != space[a])):
-            return False
-        # reshapes that only add or drop size-1 axes (a matmul's (.., M, 1, N) result and its
-        # (.., M, N) view) may surround the broadcast: it must read as the broadcast itself
-        return _strides(view_through(reduce.shape, path)) == _strides(ViewStack.contiguous(reduce.shape).expand(space))
-
-
-def _unit_axes_only(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    return [n for n in a if n != 1] == [n for n in b if n != 1]
-
-
-def _strides(view: ViewStack) -> tuple | None:
-    """A view's affine map without its size-1 axes' strides (they are never multiplied by more
-    than 0); None where it is no affine map."""
-    affine = view.affine
-    if affine is None:
-        return None
-    strides, offset, checks = affine
-    return tuple(st for st, n in zip(strides, view.shape) if n != 1), offset, checks
+        return len(space) == rank and kept == list(range(len(kept))) and any(reduce.shape[a] > 1 for a in kept) \
+            and not frame & set(kept) and all(a in reduce.arg for a in range(rank) if reduce.shape[a] != space[a])
 
 
 def _unaffine_view(node: Node, path: tuple[Node, ...]) -> int | None:
