@@ -8,7 +8,7 @@ import weakref
 from typing import Any, Optional, Sequence, Union
 
 from .. import capture
-from ..creation import arange, rand
+from ..creation import arange
 from ..functions import erf, log1p
 from ..autograd import no_grad
 from ..indexing import take
@@ -17,6 +17,7 @@ from ..ir.ops import Op
 from ..operands import as_tensor, operands, where
 from ..realize import realize_with_next, realized_value
 from ..tensor import Tensor
+from .attention import dropout, multi_head_attention_forward, scaled_dot_product_attention
 
 IntPair = Union[int, Sequence[int]]
 
@@ -251,25 +252,9 @@ def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: Optional[IntPair] = None
     return _windows(x, kernel, stride, dilation).mean(axis=(-2, -1))
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero each element with probability p and scale the rest by 1/(1-p); identity when not
-    training.
-
-    >>> F.dropout(lt.ones(3), 0.5, training=False).tolist()
-    [1.0, 1.0, 1.0]
-    """
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
-    if not training or p == 0:
-        return x
-    if p == 1:
-        return x * 0
-    keep = rand(*x.shape, device=x.device) >= p
-    return where(keep, x * (1 / (1 - p)), 0).astype(x.dtype)
-
-
-def embedding(indices: Any, weight: Tensor) -> Tensor:
+def embedding(indices: Any, weight: Tensor, padding_idx: Optional[int] = None) -> Tensor:
     """Rows of `weight` picked by integer `indices`: shape indices.shape + (embedding_dim,).
+    Row `padding_idx` (if given) gets no gradient, as in PyTorch.
 
     >>> F.embedding(lt.asarray([2, 0]), lt.eye(3)).tolist()
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
@@ -278,7 +263,18 @@ def embedding(indices: Any, weight: Tensor) -> Tensor:
     if not indices.dtype.is_integer:
         raise TypeError(f"embedding: indices must be integers, not {indices.dtype.name}")
     _check_indices(indices, weight.shape[0], "embedding", "rows of the weight")
-    return take(weight, indices, axis=0)
+    rows = take(weight, indices, axis=0)
+    if padding_idx is None or not rows.requires_grad:
+        return rows
+    padding_idx = _padding_index(padding_idx, weight.shape[0])
+    padded = (indices == padding_idx).reshape(indices.shape + (1,))
+    return where(padded, rows.detach(), rows)
+
+
+def _padding_index(padding_idx: int, n: int) -> int:
+    if not -n <= padding_idx < n:
+        raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for {n} embeddings")
+    return padding_idx % n
 
 
 def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
@@ -469,5 +465,6 @@ def l1_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "silu", "softplus", "gelu", "softmax", "log_softmax", "linear",
-           "conv2d", "max_pool2d", "avg_pool2d", "dropout", "embedding", "layer_norm", "batch_norm",
+           "conv2d", "max_pool2d", "avg_pool2d", "dropout", "scaled_dot_product_attention",
+           "multi_head_attention_forward", "embedding", "layer_norm", "batch_norm",
            "one_hot", "nll_loss", "cross_entropy", "mse_loss", "l1_loss"]

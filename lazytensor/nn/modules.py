@@ -13,26 +13,7 @@ from ..devices import canonical_device
 from ..serialization import load, save
 from ..tensor import Tensor
 from . import functional as F
-
-
-class Parameter(Tensor):
-    """A tensor that a Module registers as one of its parameters: a leaf that requires grad.
-
-    >>> p = lt.nn.Parameter(lt.zeros(3))
-    >>> p.requires_grad, p.is_leaf
-    (True, True)
-    """
-
-    __slots__ = ()
-
-    def __init__(self, data: Tensor, requires_grad: bool = True):
-        data = data if isinstance(data, Tensor) else asarray(data)
-        super().__init__(data.detach().realize().node, data.device)
-        if requires_grad:
-            self.requires_grad_()
-
-    def __repr__(self) -> str:
-        return "Parameter containing:\n" + super().__repr__()
+from .parameter import Parameter
 
 
 class _Same:
@@ -74,6 +55,7 @@ class Module:
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "training", True)
 
     # ---- registration -------------------------------------------------------------------------
@@ -87,6 +69,7 @@ class Module:
             return
         for table in (self._parameters, self._buffers, self._modules):
             table.pop(name, None)
+        self._non_persistent.discard(name)
         if isinstance(value, Parameter):
             self._parameters[name] = value
         elif isinstance(value, Module):
@@ -105,13 +88,27 @@ class Module:
         for table in (self._parameters, self._buffers, self._modules):
             if name in table:
                 del table[name]
+                self._non_persistent.discard(name)
                 return
         object.__delattr__(self, name)
 
-    def register_buffer(self, name: str, tensor: Optional[Tensor]) -> None:
-        """State that is saved with the module but is not a parameter (running statistics)."""
+    def register_buffer(self, name: str, tensor: Optional[Tensor], persistent: bool = True) -> None:
+        """State that is not a parameter (running statistics, a cached mask): moved by to(),
+        listed by buffers(), and saved in state_dict() unless persistent=False.
+
+        >>> m = lt.nn.Module(); m.register_buffer("mask", lt.ones(2), persistent=False)
+        >>> list(m.state_dict()), m.mask.tolist()
+        ([], [1.0, 1.0])
+        """
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"register_buffer: a buffer's name is a non-empty string without '.', not {name!r}")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, not {type(tensor).__name__}")
+        if name in self._parameters or name in self._modules:
+            raise KeyError(f"register_buffer: {name!r} is already a parameter or sub-module of {type(self).__name__}")
         self.__dict__.pop(name, None)
         self._buffers[name] = tensor
+        (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
 
     def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
         self.__dict__.pop(name, None)
@@ -128,6 +125,16 @@ class Module:
     def modules(self) -> Iterator["Module"]:
         return (m for _, m in self.named_modules())
 
+    def apply(self, fn: Any) -> "Module":
+        """Call fn(module) on every sub-module, then on self (as PyTorch's); returns self.
+
+        >>> net = lt.nn.Sequential(lt.nn.Linear(2, 2)).apply(lambda m: None)
+        """
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
     def children(self) -> Iterator["Module"]:
         return (m for m in self._modules.values() if m is not None)
 
@@ -142,10 +149,10 @@ class Module:
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         return (p for _, p in self.named_parameters(recurse=recurse))
 
-    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+    def named_buffers(self, prefix: str = "", persistent_only: bool = False) -> Iterator[tuple[str, Tensor]]:
         for path, module in self.named_modules(prefix):
             for name, b in module._buffers.items():
-                if b is not None:
+                if b is not None and not (persistent_only and name in module._non_persistent):
                     yield (f"{path}.{name}" if path else name), b
 
     def buffers(self) -> Iterator[Tensor]:
@@ -185,9 +192,10 @@ class Module:
     # ---- state --------------------------------------------------------------------------------
 
     def state_dict(self) -> "OrderedDict[str, Tensor]":
-        """Every parameter and buffer by its dotted name (the tensors themselves, not copies)."""
+        """Every parameter and (persistent) buffer by its dotted name (the tensors themselves,
+        not copies)."""
         state: OrderedDict[str, Tensor] = OrderedDict(self.named_parameters())
-        state.update(self.named_buffers())
+        state.update(self.named_buffers(persistent_only=True))
         return state
 
     def load_state_dict(self, state: dict, strict: bool = True) -> None:
@@ -355,12 +363,12 @@ class LayerNorm(Module):
     """
 
     def __init__(self, normalized_shape: Union[int, Sequence[int]], eps: float = 1e-5,
-                 elementwise_affine: bool = True):
+                 elementwise_affine: bool = True, bias: bool = True):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.register_parameter("weight", Parameter(ones(shape)) if elementwise_affine else None)
-        self.register_parameter("bias", Parameter(zeros(shape)) if elementwise_affine else None)
+        self.register_parameter("bias", Parameter(zeros(shape)) if elementwise_affine and bias else None)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -384,19 +392,25 @@ class Dropout(Module):
 
 
 class Embedding(Module):
-    """A table of num_embeddings vectors picked by integer indices (initialized N(0, 1)).
+    """A table of num_embeddings vectors picked by integer indices (initialized N(0, 1)); row
+    padding_idx, if given, starts at zero and gets no gradient.
 
     >>> lt.nn.Embedding(10, 3)(lt.asarray([[1, 2]])).shape
     (1, 2, 3)
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.weight = Parameter(randn(num_embeddings, embedding_dim))
+        values = randn(num_embeddings, embedding_dim)
+        if padding_idx is not None:
+            padding_idx = F._padding_index(padding_idx, num_embeddings)
+            values[padding_idx] = 0.0
+        self.padding_idx = padding_idx
+        self.weight = Parameter(values)
 
     def forward(self, indices: Any) -> Tensor:
-        return F.embedding(indices, self.weight)
+        return F.embedding(indices, self.weight, self.padding_idx)
 
 
 class ModuleList(Module):
