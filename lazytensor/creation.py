@@ -41,6 +41,38 @@ def _shape(shape: Any) -> tuple[int, ...]:
     return dims
 
 
+def _is_size(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _shape_dtype_device(name: str, shape: Any, rest: tuple, dtype: Any, device: Any) -> tuple[tuple[int, ...], Any, Any]:
+    """The shape, dtype and device of a creation call, in every spelling the libraries use: the
+    sizes one by one, as PyTorch and `lt.rand` take them (`lt.ones(2, 3)`), or one shape (an int
+    or a sequence), as numpy and the Array API take it (`lt.ones((2, 3))`), which numpy may
+    follow with the dtype and the device positionally (`lt.ones((2, 3), lt.int32)`)."""
+    rest = list(rest)
+    if _is_size(shape):
+        sizes = [shape]
+        while rest and _is_size(rest[0]):
+            sizes.append(rest.pop(0))
+        shape = tuple(sizes)
+    elif rest and _is_size(rest[0]):
+        raise TypeError(f"{name}: a shape is sizes one by one ({name}(2, 3)) or one sequence ({name}((2, 3))), "
+                        f"not a sequence followed by sizes ({name}({shape!r}, {', '.join(map(repr, rest))}))")
+    for option, given in (("dtype", dtype), ("device", device)):
+        if rest and given is not None:
+            raise TypeError(f"{name}: {option} given both positionally ({rest[0]!r}) and by keyword ({given!r})")
+        if rest:
+            if option == "dtype":
+                dtype = rest.pop(0)
+            else:
+                device = rest.pop(0)
+    if rest:
+        raise TypeError(f"{name}: takes a shape, then at most a dtype and a device; got {len(rest)} more "
+                        f"arguments ({', '.join(map(repr, rest))})")
+    return _shape(shape), dtype, device
+
+
 def _from_numpy(array: np.ndarray, dtype: DType, device: str) -> Tensor:
     array = np.asarray(array, dtype=dtype.np, order="C")  # (ascontiguousarray makes 0-d 1-d)
     if dtype is bfloat16:   # (its memory: the rounded values' bit patterns)
@@ -153,33 +185,45 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None) -> 
 
 
 @_grad_option
-def zeros(shape: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """A tensor of zeros (of the default float, float32, unless `dtype` says otherwise).
+def zeros(shape: Any, *rest: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor of zeros (of the default float, float32, unless `dtype` says otherwise). The
+    shape is sizes one by one (PyTorch's `zeros(2, 3)`) or one int or tuple (numpy's and the
+    Array API's `zeros((2, 3))`, which may be followed by the dtype and the device).
 
     >>> lt.zeros(3).tolist()
     [0.0, 0.0, 0.0]
+    >>> lt.zeros(2, 3).shape, lt.zeros((2, 3), lt.int32).dtype
+    ((2, 3), lazytensor.int32)
     """
-    return full(shape, 0, to_dtype(dtype), device)   # (to_dtype: None is the default float)
+    dims, dtype, device = _shape_dtype_device("zeros", shape, rest, dtype, device)
+    return full(dims, 0, to_dtype(dtype), device)   # (to_dtype: None is the default float)
 
 
 @_grad_option
-def ones(shape: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """A tensor of ones (of the default float, float32, unless `dtype` says otherwise).
+def ones(shape: Any, *rest: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor of ones (of the default float, float32, unless `dtype` says otherwise). The shape
+    is sizes one by one (PyTorch's `ones(2, 3)`) or one int or tuple (numpy's and the Array
+    API's `ones((2, 3))`, which may be followed by the dtype and the device).
 
     >>> lt.ones((2,)).tolist()
     [1.0, 1.0]
+    >>> lt.ones(2, 3).shape
+    (2, 3)
     """
-    return full(shape, 1, to_dtype(dtype), device)
+    dims, dtype, device = _shape_dtype_device("ones", shape, rest, dtype, device)
+    return full(dims, 1, to_dtype(dtype), device)   # (to_dtype: None is the default float)
 
 
 @_grad_option
-def empty(shape: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """A tensor with memory but unspecified values (float32 unless `dtype` says otherwise).
+def empty(shape: Any, *rest: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor with memory but unspecified values (float32 unless `dtype` says otherwise); the
+    shape as `lt.zeros` takes it.
 
-    >>> lt.empty((2, 3)).shape
-    (2, 3)
+    >>> lt.empty((2, 3)).shape, lt.empty(2, 3).shape
+    ((2, 3), (2, 3))
     """
-    dims, dt, device = _shape(shape), to_dtype(dtype), canonical_device(device)
+    dims, dtype, device = _shape_dtype_device("empty", shape, rest, dtype, device)
+    dt, device = to_dtype(dtype), canonical_device(device)
     check_size(dims, dt)   # (before allocating)
     buffer = runtime(device).device.allocate(dims, dt)
     return Tensor(Node(Op.BUFFER, dt, dims, (), buffer), device)
@@ -231,15 +275,26 @@ def empty_like(x: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
 
 
 @_grad_option
-def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, device: Any = None) -> Tensor:
+def arange(start: Any = None, stop: Any = None, step: Any = 1, dtype: Any = None, device: Any = None, *,
+           end: Any = None) -> Tensor:
     """Evenly spaced values in [start, stop) by `step`, as numpy.arange: with one number,
     `arange(n)` and `arange(n, step=s)` count from 0 to n. Without a dtype the type is numpy's
     (ints give int64), except that float results are float32 (the default float); with one, the
-    values are numpy's computed in that dtype.
+    values are numpy's computed in that dtype. `end=` is PyTorch's name for stop.
 
     >>> lt.arange(1, 7, 2).tolist(), lt.arange(1, step=0.25).tolist()
     ([1, 3, 5], [0.0, 0.25, 0.5, 0.75])
+    >>> lt.arange(end=3).tolist()
+    [0, 1, 2]
     """
+    if end is not None:
+        if stop is not None:
+            raise TypeError("arange: give the end once: stop (numpy's) or end= (PyTorch's)")
+        stop = end
+        if start is None:
+            start = 0
+    if start is None:
+        raise TypeError("arange: needs at least the end of the range (arange(n), arange(start, stop))")
     if stop is None:   # the one number is the stop, whatever the step
         start, stop = 0, start
     if step == 0:

@@ -54,7 +54,22 @@ cos = _method("cos", "Cosine elementwise\n\n>>> lt.cos(lt.asarray([0.0])).tolist
 tanh = _method("tanh", "Hyperbolic tangent elementwise\n\n>>> lt.tanh(lt.asarray([0.0])).tolist()\n[0.0]")
 abs = _method("abs", "Absolute value elementwise\n\n>>> lt.abs(lt.asarray([-1, 2])).tolist()\n[1, 2]")
 neg = negative = _method("neg", "-x elementwise\n\n>>> lt.neg(lt.asarray([1, -2])).tolist()\n[-1, 2]")
-transpose = _method("transpose", "Reverse or permute the axes\n\n>>> lt.transpose(lt.zeros((2, 3))).shape\n(3, 2)")
+
+
+def transpose(x: Any, /, *axes: Any, dim0: Any = None, dim1: Any = None, **numpy_axes: Any) -> Tensor:
+    """numpy's transpose: the axes reversed (`lt.transpose(x)`) or reordered
+    (`lt.transpose(x, (1, 2, 0))`, or axes=); with two ints, PyTorch's:
+    `lt.transpose(x, dim0, dim1)` swaps those two axes (see Tensor.transpose).
+
+    >>> lt.transpose(lt.zeros((2, 3))).shape, lt.transpose(lt.zeros((2, 3, 4)), 0, 2).shape
+    ((3, 2), (4, 3, 2))
+    """
+    if numpy_axes:
+        if set(numpy_axes) != {"axes"} or axes:
+            raise TypeError(f"transpose: unexpected arguments {sorted(numpy_axes)}; give the axes (numpy's axes=) "
+                            "or PyTorch's dim0, dim1")
+        axes = (numpy_axes["axes"],)
+    return as_tensor(x).transpose(*axes, dim0=dim0, dim1=dim1)
 
 
 # ---- conversions and movement, with the Array API's signatures ---------------------------------
@@ -433,6 +448,16 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:
     return result.astype(x.dtype)
 
 
+def clamp(x: Any, min: Any = None, max: Any = None) -> Tensor:
+    """PyTorch's name for `clip`: x limited to [min, max] (either may be None; where min > max,
+    max, as in PyTorch); keeps x's dtype.
+
+    >>> lt.clamp(lt.asarray([-2.0, 0.5, 9.0]), min=0.0, max=1.0).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    return clip(x, min, max)
+
+
 def conj(x: Any) -> Tensor:
     """The complex conjugate: x itself for real dtypes.
 
@@ -500,5 +525,5 @@ __all__ = [
     "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh",
     "arctanh", "expm1", "log1p", "log2", "log10", "erf", "floor", "ceil", "trunc", "round", "signbit",
     "isnan", "isinf", "isfinite", "sign", "square", "positive", "logical_not", "logical_and",
-    "logical_or", "logical_xor", "logaddexp", "clip", "conj", "real", "imag", "reciprocal", "nextafter",
+    "logical_or", "logical_xor", "logaddexp", "clip", "clamp", "conj", "real", "imag", "reciprocal", "nextafter",
 ]

@@ -174,22 +174,34 @@ def _band(x: Tensor, k: int, lower: bool) -> Tensor:
     return where(keep, x, 0).astype(x.dtype)
 
 
-def tril(x: Any, k: int = 0) -> Tensor:
-    """The lower triangle (on and below diagonal k) of the last two axes; zeros elsewhere.
+def _diagonal_arg(k: int, diagonal: Any, name: str) -> int:
+    if diagonal is None:
+        return k
+    if k != 0:
+        raise TypeError(f"{name}: give the diagonal once: k (numpy's) or diagonal= (PyTorch's)")
+    return diagonal
+
+
+def tril(x: Any, k: int = 0, *, diagonal: Any = None) -> Tensor:
+    """The lower triangle (on and below diagonal k) of the last two axes; zeros elsewhere
+    (`diagonal=` is PyTorch's name for k).
 
     >>> lt.tril(lt.ones((2, 2))).tolist()
     [[1.0, 0.0], [1.0, 1.0]]
+    >>> lt.tril(lt.ones((2, 2)), diagonal=-1).tolist()
+    [[0.0, 0.0], [1.0, 0.0]]
     """
-    return _band(as_tensor(x), k, lower=True)
+    return _band(as_tensor(x), _diagonal_arg(k, diagonal, "tril"), lower=True)
 
 
-def triu(x: Any, k: int = 0) -> Tensor:
-    """The upper triangle (on and above diagonal k) of the last two axes; zeros elsewhere.
+def triu(x: Any, k: int = 0, *, diagonal: Any = None) -> Tensor:
+    """The upper triangle (on and above diagonal k) of the last two axes; zeros elsewhere
+    (`diagonal=` is PyTorch's name for k).
 
     >>> lt.triu(lt.ones((2, 2))).tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
-    return _band(as_tensor(x), k, lower=False)
+    return _band(as_tensor(x), _diagonal_arg(k, diagonal, "triu"), lower=False)
 
 
 def matrix_transpose(x: Any) -> Tensor:
@@ -257,6 +269,39 @@ def concat(arrays: Sequence[Any], /, *, axis: Any = 0) -> Tensor:
     if axis is None:
         return concatenate([as_tensor(a, _first_tensor(arrays)).reshape(-1) for a in arrays], axis=0)
     return concatenate(arrays, axis=axis)
+
+
+def cat(tensors: Sequence[Any], dim: int = 0, *, axis: Any = None) -> Tensor:
+    """PyTorch's name for concatenate: join tensors along the existing axis `dim` (numpy's
+    `axis=` is accepted too).
+
+    >>> lt.cat([lt.zeros((1, 2)), lt.ones((1, 2))], dim=1).tolist()
+    [[0.0, 0.0, 1.0, 1.0]]
+    """
+    if axis is not None:
+        if dim != 0:
+            raise TypeError("cat: give the axis once: dim (PyTorch's) or axis= (numpy's)")
+        dim = axis
+    if isinstance(tensors, Tensor):
+        raise TypeError("cat: takes a sequence of tensors (a list or tuple), not one tensor")
+    return concatenate(tensors, axis=dim)
+
+
+def bmm(x1: Any, x2: Any, /) -> Tensor:
+    """PyTorch's batched matrix product: (b, n, m) @ (b, m, p) -> (b, n, p), for 3-D tensors of
+    one batch size only (no broadcasting; `matmul` broadcasts).
+
+    >>> lt.bmm(lt.ones((2, 3, 4)), lt.ones((2, 4, 5))).shape
+    (2, 3, 5)
+    """
+    a, b = as_tensor(x1, like=x2), as_tensor(x2, like=x1)
+    if a.ndim != 3 or b.ndim != 3:
+        raise ValueError(f"bmm: takes two 3-D tensors (batch, rows, columns), not shapes {a.shape} and {b.shape}; "
+                         "use lt.matmul (or @) for other ranks and broadcasting")
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise ValueError(f"bmm: shapes {a.shape} and {b.shape} do not fit: the batch sizes must be equal and the "
+                         "first's columns the second's rows")
+    return a @ b
 
 
 def permute_dims(x: Any, /, axes: Sequence[int]) -> Tensor:
@@ -332,6 +377,165 @@ def _diff_part(value: Any, x: Tensor, axis: int, name: str) -> Tensor:
     return part
 
 
+# ---- einsum ----------------------------------------------------------------------------------------
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation, as numpy's and PyTorch's: `equation` names each operand's axes with
+    letters ("ij,jk->ik"); a letter in two operands pairs those axes, one left out of the output
+    (after "->") is summed, a letter twice in one operand takes its diagonal ("ii->i"), "..."
+    stands for the axes not named (broadcast across operands). Without "->" the output is the
+    letters named once, in alphabetical order, after the "..." axes. Operands may also come as
+    one list (PyTorch's `einsum(eq, [a, b])`). Axes of length 1 broadcast against their pair,
+    as in PyTorch.
+
+    Each pair of operands is contracted, left to right, as one batched matrix product (matmul:
+    the axes in both and in the output are the batch, those in both and not in the output the
+    inner axis), so matrix-shaped equations run as fast as matmul.
+
+    >>> lt.einsum("ij,jk->ik", lt.ones((2, 3)), lt.ones((3, 4))).shape
+    (2, 4)
+    >>> lt.einsum("ii", lt.eye(3)).item(), lt.einsum("bij->bji", lt.zeros((5, 2, 3))).shape
+    (3.0, (5, 3, 2))
+    """
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: the first argument is the equation (a str such as 'ij,jk->ik'), not "
+                        f"{type(equation).__name__} (numpy's interleaved operand, sublist form is not supported)")
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum: needs at least one operand")
+    like = _first_tensor(operands)
+    tensors = [as_tensor(op, like) for op in operands]
+    terms, output = _parse_einsum(equation.replace(" ", ""), tensors)
+    sizes: dict[str, int] = {}
+    for term, t in zip(terms, tensors):
+        for label, n in zip(term, t.shape):
+            if sizes.get(label, 1) not in (1, n) and n != 1:
+                raise ValueError(f"einsum: '{label}' names axes of lengths {sizes[label]} and {n} in {equation!r} "
+                                 f"(shapes {[t.shape for t in tensors]}); they must be equal (or one of them 1)")
+            sizes[label] = n if sizes.get(label, 1) == 1 else sizes[label]
+    # each operand with its letters distinct: diagonals taken, letters in no other term summed
+    items = []
+    for i, (term, t) in enumerate(zip(terms, tensors)):
+        t, term = _einsum_diagonals(t, term)
+        elsewhere = set(output).union(*[set(other) for j, other in enumerate(terms) if j != i])
+        t, term = _einsum_sum(t, term, [c for c in term if c not in elsewhere])
+        items.append((t, term))
+    t, term = items[0]
+    for k in range(1, len(items)):
+        later = set(output).union(*[set(other) for _, other in items[k + 1:]])
+        t, term = _einsum_pair(t, term, *items[k], later, sizes)
+    t, term = _einsum_sum(t, term, [c for c in term if c not in output])
+    t = t.broadcast_to(tuple(sizes[c] if c in term and n == 1 else n for c, n in zip(term, t.shape)))
+    result = permute(t, [term.index(c) for c in output]) if term != output else t
+    # a tensor of its own: never an operand itself, nor a view of one
+    return result._new(result.node) if result is tensors[0] or result._alias is not None else result
+
+
+def _parse_einsum(equation: str, tensors: list[Tensor]) -> tuple[list[str], str]:
+    """Each operand's letters (with "..." replaced by one character per broadcast axis, the same
+    for every operand, right-aligned) and the output's."""
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(tensors):
+        raise ValueError(f"einsum: the equation {equation!r} names {len(terms)} operands, but {len(tensors)} were given")
+    for part in terms + ([output] if arrow else []):
+        letters = part.replace("...", "")
+        if part.count("...") > 1 or not all(c.isascii() and c.isalpha() for c in letters):
+            raise ValueError(f"einsum: bad subscripts {part!r} in {equation!r}: use letters a-z, A-Z and at most one "
+                             "'...' per operand")
+    ellipsis_axes = 0
+    for term, t in zip(terms, tensors):
+        named = len(term.replace("...", ""))
+        if (named != t.ndim and "..." not in term) or named > t.ndim:
+            raise ValueError(f"einsum: subscripts {term!r} name {named} axes, but the operand has shape {t.shape}")
+        if "..." in term:
+            ellipsis_axes = max(ellipsis_axes, t.ndim - named)
+    broadcast = [chr(0x100 + i) for i in range(ellipsis_axes)]   # (characters no equation uses)
+    expanded = []
+    for term, t in zip(terms, tensors):
+        if "..." in term:
+            before, _, after = term.partition("...")
+            count = t.ndim - len(before) - len(after)
+            term = before + "".join(broadcast[ellipsis_axes - count:]) + after
+        expanded.append(term)
+    if arrow:
+        if "..." in output:
+            before, _, after = output.partition("...")
+            output = before + "".join(broadcast) + after
+        repeated = sorted({c for c in output if output.count(c) > 1})
+        unknown = sorted({c for c in output if not any(c in term for term in expanded)})
+        if repeated or unknown:
+            raise ValueError(f"einsum: the output {equation.partition('->')[2]!r} names "
+                             f"{'letters twice: ' + ', '.join(repeated) if repeated else ''}"
+                             f"{'letters in no operand: ' + ', '.join(unknown) if unknown else ''}")
+    else:
+        counts = {}
+        for term in expanded:
+            for c in term:
+                counts[c] = counts.get(c, 0) + 1
+        output = "".join(broadcast) + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in broadcast))
+    return expanded, output
+
+
+
+def _einsum_diagonals(t: Tensor, term: str) -> tuple[Tensor, str]:
+    """A letter named twice in one operand: its diagonal, as one axis (the last)."""
+    while len(set(term)) < len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        first, second = term.index(c), term.index(c, term.index(c) + 1)
+        n = t.shape[first]
+        if t.shape[second] != n:
+            raise ValueError(f"einsum: '{c}' names two axes of one operand with lengths {n} and {t.shape[second]}; "
+                             "a diagonal needs them equal")
+        rest = [a for a in range(t.ndim) if a not in (first, second)]
+        moved = permute(t, rest + [first, second]).reshape(tuple(t.shape[a] for a in rest) + (n * n,))
+        t = moved[(slice(None),) * len(rest) + (slice(None, None, n + 1),)]
+        term = "".join(term[a] for a in rest) + c
+    return t, term
+
+
+def _einsum_sum(t: Tensor, term: str, letters: list[str]) -> tuple[Tensor, str]:
+    if not letters:
+        return t, term
+    axes = tuple(term.index(c) for c in letters)
+    return t.sum(axis=axes, dtype=t.dtype) if not t.dtype.is_bool else t.any(axis=axes), \
+        "".join(c for c in term if c not in letters)
+
+
+def _einsum_pair(a: Tensor, a_term: str, b: Tensor, b_term: str, later: set, sizes: dict) -> tuple[Tensor, str]:
+    """Two operands contracted as one batched matmul: (batch..., m, k) @ (batch..., k, n)."""
+    shared = [c for c in a_term if c in b_term]
+    batch = [c for c in shared if c in later]
+    inner = [c for c in shared if c not in later]
+    left = [c for c in a_term if c not in b_term]
+    right = [c for c in b_term if c not in a_term]
+    # an inner axis of length 1 on one side only: summed on the other side first (it broadcasts)
+    for c in inner:
+        if a.shape[a_term.index(c)] != b.shape[b_term.index(c)]:
+            if a.shape[a_term.index(c)] == 1:
+                b = b.sum(axis=b_term.index(c), keepdims=True, dtype=b.dtype)
+            else:
+                a = a.sum(axis=a_term.index(c), keepdims=True, dtype=a.dtype)
+    dtype = result_type(a.dtype, b.dtype)
+    a_shape = {c: n for c, n in zip(a_term, a.shape)}
+    b_shape = {c: n for c, n in zip(b_term, b.shape)}
+    m = math.prod(a_shape[c] for c in left)
+    k = math.prod(a_shape[c] for c in inner)
+    n = math.prod(b_shape[c] for c in right)
+    a2 = permute(a, [a_term.index(c) for c in batch + left + inner])
+    a2 = a2.reshape(tuple(a_shape[c] for c in batch) + (m, k))
+    b2 = permute(b, [b_term.index(c) for c in batch + inner + right])
+    b2 = b2.reshape(tuple(b_shape[c] for c in batch) + (k, n))
+    if dtype.is_bool:   # (matmul of bool is the logical or of ands)
+        product = (a2.reshape(a2.shape + (1,)) & b2.reshape(b2.shape[:-2] + (1,) + b2.shape[-2:])).any(axis=-2)
+    else:
+        product = a2.astype(dtype) @ b2.astype(dtype)
+    batch_shape = product.shape[:-2]
+    out = product.reshape(batch_shape + tuple(a_shape[c] for c in left) + tuple(b_shape[c] for c in right))
+    return out, "".join(batch + left + right)
+
+
 __all__ = ["broadcast_arrays", "meshgrid", "moveaxis", "roll", "tile", "repeat", "tril", "triu",
-           "matrix_transpose", "vecdot", "tensordot", "concat", "permute_dims", "unstack", "count_nonzero",
-           "diff", "broadcast_shapes"]
+           "matrix_transpose", "vecdot", "tensordot", "concat", "cat", "permute_dims", "unstack", "count_nonzero",
+           "diff", "broadcast_shapes", "bmm", "einsum"]

@@ -30,13 +30,14 @@ def reshape(x: Tensor, shape: Any) -> Tensor:
     unknown = [i for i, n in enumerate(dims) if n == -1]
     if len(unknown) > 1 or any(n < -1 for n in dims):
         raise ValueError(f"reshape: bad shape {dims}: at most one axis may be -1 and none below -1")
+    size = x.node.size
     if unknown:
         known = math.prod(n for n in dims if n != -1)
-        if known == 0 or x.size % known:
-            raise ValueError(f"cannot reshape tensor of size {x.size} into shape {dims}")
-        dims = tuple(x.size // known if n == -1 else n for n in dims)
-    if math.prod(dims) != x.size:
-        raise ValueError(f"cannot reshape tensor of size {x.size} (shape {x.shape}) into shape {dims}")
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape tensor of size {size} into shape {dims}")
+        dims = tuple(size // known if n == -1 else n for n in dims)
+    if math.prod(dims) != size:
+        raise ValueError(f"cannot reshape tensor of size {size} (shape {x.shape}) into shape {dims}")
     if not views.reshape_is_view(x, dims):
         return x._new(make(Op.RESHAPE, x.node, arg=dims))   # (numpy copies here: a new tensor)
     return views.view(x, ((Op.RESHAPE, dims),))
@@ -274,12 +275,18 @@ def concatenate(tensors: Sequence[Tensor], axis: Any = 0) -> Tensor:
     return Tensor(result, tensors[0].device)
 
 
-def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors of one shape along a new axis.
+def stack(tensors: Sequence[Tensor], axis: int = 0, *, dim: Any = None) -> Tensor:
+    """Join tensors of one shape along a new axis (`dim=` is PyTorch's name for `axis`).
 
     >>> lt.stack([lt.zeros(2), lt.ones(2)]).tolist()
     [[0.0, 0.0], [1.0, 1.0]]
+    >>> lt.stack([lt.zeros(2), lt.ones(2)], dim=1).shape
+    (2, 2)
     """
+    if dim is not None:
+        if axis != 0:
+            raise TypeError("stack: give the new axis once: axis (numpy's) or dim= (PyTorch's)")
+        axis = dim
     tensors = list(tensors)
     if not tensors:
         raise ValueError("need at least one tensor to stack")
@@ -288,6 +295,70 @@ def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     if any(t.shape != tensors[0].shape for t in tensors):
         raise ValueError(f"stack: all tensors must have the same shape; got {[t.shape for t in tensors]}")
     return concatenate([expand_dims(t, axis) for t in tensors], axis=axis)
+
+
+def _dim(dim: Any, ndim: int, what: str) -> int:
+    """One axis (negative counts from the end) as a non-negative int."""
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{what}: dim must be an int, not {dim!r}")
+    if not -ndim <= dim < ndim:
+        raise AxisError(f"{what}: dim {dim} is out of range for a tensor of {ndim} dimensions "
+                        f"(expected one in [{-ndim}, {ndim - 1}])")
+    return int(dim) % ndim
+
+
+def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """PyTorch's split: views of `x` along `dim`, each `split_size_or_sections` long (an int;
+    the last may be shorter) or of the lengths a list gives (they must add up to the axis).
+    (numpy's `np.split`, which takes the number of pieces or where to cut, stays numpy's.)
+
+    >>> [t.tolist() for t in lt.split(lt.arange(5), 2)]
+    [[0, 1], [2, 3], [4]]
+    >>> [t.shape for t in lt.split(lt.zeros((2, 5)), [1, 4], dim=1)]
+    [(2, 1), (2, 4)]
+    """
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("split: a 0-d tensor has no axis to split; reshape it first")
+    axis = _dim(dim, x.ndim, "split")
+    n = x.shape[axis]
+    if isinstance(split_size_or_sections, (tuple, list)):
+        sizes = [operator.index(k) for k in split_size_or_sections]
+        if any(k < 0 for k in sizes) or sum(sizes) != n:
+            raise ValueError(f"split: sections {sizes} must be non-negative and add up to {n}, the length of "
+                             f"dim {dim} of shape {x.shape}")
+    else:
+        if isinstance(split_size_or_sections, bool) or not isinstance(split_size_or_sections, (int, np.integer)):
+            raise TypeError(f"split: takes an int (the length of each piece) or a list of lengths, not "
+                            f"{split_size_or_sections!r}")
+        size = int(split_size_or_sections)
+        if size < 0 or (size == 0 and n):
+            raise ValueError(f"split: the length of each piece must be positive (0 only for an empty axis), not "
+                             f"{size} (dim {dim} of shape {x.shape} has length {n})")
+        sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
+    pieces, start = [], 0
+    for k in sizes:
+        pieces.append(x[(slice(None),) * axis + (slice(start, start + k),)])
+        start += k
+    return tuple(pieces)
+
+
+def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """PyTorch's chunk: `x` split along `dim` into pieces of ceil(length / chunks) (views; the
+    last may be shorter, and there may be fewer than `chunks` of them, as in PyTorch).
+
+    >>> [t.tolist() for t in lt.chunk(lt.arange(5), 3)]
+    [[0, 1], [2, 3], [4]]
+    """
+    x = as_tensor(x)
+    if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
+        raise ValueError(f"chunk: chunks must be a positive int, not {chunks!r}")
+    if x.ndim == 0:
+        raise ValueError("chunk: a 0-d tensor has no axis to split; reshape it first")
+    n = x.shape[_dim(dim, x.ndim, "chunk")]
+    if n == 0:   # (PyTorch's: `chunks` empty pieces)
+        return split(x, [0] * int(chunks), dim)
+    return split(x, -(-n // int(chunks)), dim)
 
 
 # ---- Tensor's movement methods -------------------------------------------------------------------
@@ -322,15 +393,100 @@ class Movement:
         """
         return permute(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes)
 
-    def transpose(self, *axes) -> "Tensor":
-        """Axes reversed (no argument) or reordered like `permute`.
+    def transpose(self, *axes, dim0=None, dim1=None) -> "Tensor":
+        """With two ints, PyTorch's transpose: axes `dim0` and `dim1` swapped (negative ones
+        count from the end), on any number of axes -- so on a matrix `x.transpose(0, 1)` is its
+        transpose, as in PyTorch (numpy's would be the identity). Otherwise numpy's: the axes
+        reversed (no argument), or reordered like `permute` (a tuple, or as many ints as the
+        tensor has axes where that is not 2). A view.
 
-        >>> lt.zeros((2, 3)).transpose().shape
-        (3, 2)
+        >>> lt.zeros((2, 3, 4)).transpose(0, -1).shape
+        (4, 3, 2)
+        >>> lt.zeros((2, 3)).transpose().shape, lt.zeros((2, 3, 4)).transpose(1, 2, 0).shape
+        ((3, 2), (3, 4, 2))
         """
+        if dim0 is not None or dim1 is not None:
+            if axes or dim0 is None or dim1 is None:
+                raise TypeError("transpose: give both dim0= and dim1= (and no other axes), or the axes alone")
+            axes = (dim0, dim1)
+        if len(axes) == 2 and all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axes):
+            first, second = (_dim(a, self.ndim, "transpose") if self.ndim else _dim(a, 1, "transpose") for a in axes)
+            order = list(range(self.ndim))
+            if self.ndim:
+                order[first], order[second] = order[second], order[first]
+            return self.permute(tuple(order))
         if not axes or (len(axes) == 1 and axes[0] is None):
             return self.permute(tuple(reversed(range(self.ndim))))
         return self.permute(*axes)
+
+    def t(self) -> "Tensor":
+        """PyTorch's t(): a matrix transposed; a tensor of fewer than 2 axes itself (as a view).
+
+        >>> lt.zeros((2, 3)).t().shape
+        (3, 2)
+        """
+        if self.ndim > 2:
+            raise ValueError(f"t() takes a tensor of at most 2 dimensions, not shape {self.shape}; use "
+                             "transpose(dim0, dim1) or permute(...)")
+        return self.permute(tuple(reversed(range(self.ndim))))
+
+    def view(self, *shape) -> "Tensor":
+        """PyTorch's view: the same memory seen in `shape` (one axis may be -1); writes to
+        either are seen by both. As in PyTorch, a shape the layout cannot give without a copy
+        (a transposed tensor flattened) is an error: call `.contiguous()` first, or `reshape`.
+        (`view(dtype)`, PyTorch's reinterpretation of bits, is not supported.)
+
+        >>> x = lt.zeros(6); v = x.view(2, 3); v[0, 1] = 5
+        >>> x.tolist()
+        [0.0, 5.0, 0.0, 0.0, 0.0, 0.0]
+        """
+        if len(shape) == 1 and not isinstance(shape[0], (tuple, list)) and not hasattr(shape[0], "__index__"):
+            raise TypeError(f"view({shape[0]!r}): reinterpreting the bits as another dtype is not supported; "
+                            "convert the values with .astype(dtype), or give view a shape")
+        dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        result = reshape(self, dims)
+        if self.ndim and not isinstance(result._alias, views.ViewOf):
+            raise ValueError(f"view: this tensor's layout (a view of shape {self.shape} over another tensor's "
+                             f"memory) cannot be seen as shape {tuple(dims)} without a copy; use "
+                             ".contiguous().view(...) or .reshape(...) instead")
+        return result
+
+    def is_contiguous(self) -> bool:
+        """Whether the values lie in row-major order in memory, as PyTorch's: True for every
+        tensor but views that skip, repeat or reorder their base's elements.
+
+        >>> x = lt.zeros((2, 3))
+        >>> x.is_contiguous(), x.T.is_contiguous()
+        (True, False)
+        """
+        return views.is_contiguous(self)
+
+    def contiguous(self) -> "Tensor":
+        """PyTorch's contiguous(): itself where its values lie in row-major order (see
+        `is_contiguous`), else a new tensor of its values (not a view: writing to it leaves
+        this tensor alone).
+
+        >>> lt.zeros((2, 3)).T.contiguous().view(-1).shape
+        (6,)
+        """
+        return self if views.is_contiguous(self) else self._new(self.node)
+
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple:
+        """PyTorch's split: views along `dim` of `split_size_or_sections` elements each (see
+        lt.split).
+
+        >>> [t.tolist() for t in lt.arange(5).split(2)]
+        [[0, 1], [2, 3], [4]]
+        """
+        return split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        """PyTorch's chunk: `chunks` views along `dim` (see lt.chunk).
+
+        >>> [t.shape for t in lt.zeros((4, 6)).chunk(3, dim=-1)]
+        [(4, 2), (4, 2), (4, 2)]
+        """
+        return chunk(self, chunks, dim)
 
     def expand(self, *shape) -> "Tensor":
         """Broadcast to `shape` without copying; -1 keeps an axis's size (as in PyTorch).
@@ -351,21 +507,32 @@ class Movement:
         """
         return broadcast_to(self, shape)
 
-    def squeeze(self, axis=None) -> "Tensor":
-        """Remove axes of size 1 (all of them, or those named).
+    def squeeze(self, axis=None, *, dim=None) -> "Tensor":
+        """Remove axes of size 1 (all of them, or those named). Naming an axis whose size is
+        not 1 is an error, as in numpy; with PyTorch's keyword `dim=` such an axis is left as
+        it is, as in PyTorch.
 
         >>> lt.zeros((1, 3, 1)).squeeze().shape
         (3,)
+        >>> lt.zeros((2, 1)).squeeze(dim=0).shape
+        (2, 1)
         """
+        if dim is not None:
+            if axis is not None:
+                raise TypeError("squeeze: give axis (numpy's) or dim= (PyTorch's), not both")
+            axes = normalize_axes(dim, self.ndim)
+            return squeeze(self, tuple(a for a in axes if self.shape[a] == 1))
         return squeeze(self, axis)
 
-    def unsqueeze(self, axis: int) -> "Tensor":
-        """A new axis of size 1 at position `axis` (like lt.expand_dims).
+    def unsqueeze(self, axis: int = None, *, dim: int = None) -> "Tensor":
+        """A new axis of size 1 at position `axis` (like lt.expand_dims; `dim=` is PyTorch's name).
 
-        >>> lt.zeros(3).unsqueeze(0).shape
-        (1, 3)
+        >>> lt.zeros(3).unsqueeze(0).shape, lt.zeros(3).unsqueeze(dim=-1).shape
+        ((1, 3), (3, 1))
         """
-        return expand_dims(self, axis)
+        if (axis is None) == (dim is None):
+            raise TypeError("unsqueeze: give the position of the new axis once (axis, or PyTorch's dim=)")
+        return expand_dims(self, axis if dim is None else dim)
 
     def flip(self, axis=None) -> "Tensor":
         """Reverse the order of elements along `axis` (all axes when None).
@@ -391,13 +558,28 @@ class Movement:
         """
         return self.reshape(-1)
 
-    def flatten(self) -> "Tensor":
-        """The values as a 1-D tensor of their own (a copy, as numpy's; `ravel` is the view).
+    def flatten(self, start_dim=0, end_dim: int = -1) -> "Tensor":
+        """The values as a 1-D tensor of their own (a copy, as numpy's; `ravel` is the view);
+        PyTorch's `flatten(start_dim, end_dim)` merges only the axes from start_dim to end_dim
+        (a copy too, which PyTorch's contract allows). numpy's `flatten('F')` reads the values
+        in column-major order.
 
-        >>> lt.zeros((2, 3)).flatten().shape
-        (6,)
+        >>> lt.zeros((2, 3)).flatten().shape, lt.zeros((2, 3, 4)).flatten(1).shape
+        ((6,), (2, 12))
         """
-        return views.fresh(self.reshape(-1))
+        if isinstance(start_dim, str):   # numpy's order
+            if start_dim not in ("C", "F", "A", "K"):
+                raise ValueError(f"flatten: order must be 'C', 'F', 'A' or 'K', not {start_dim!r}")
+            source = self.transpose() if start_dim == "F" else self
+            return views.fresh(source.reshape(-1))
+        if self.ndim == 0:
+            _dim(start_dim, 1, "flatten"), _dim(end_dim, 1, "flatten")
+            return views.fresh(self.reshape(1))
+        start, end = _dim(start_dim, self.ndim, "flatten"), _dim(end_dim, self.ndim, "flatten")
+        if start > end:
+            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {self.shape})")
+        merged = math.prod(self.shape[start:end + 1])
+        return views.fresh(self.reshape(self.shape[:start] + (merged,) + self.shape[end + 1:]))
 
 
 attach_methods(Movement)

@@ -15,6 +15,8 @@ from .functions import *  # noqa: F401,F403  (lt.exp(x), lt.add(a, b), ...)
 from .functions import __all__ as _functions
 from .indexing import index_add, nonzero, take, take_along_axis
 from .linalg import matmul
+from .movement import chunk, split
+from .sampling import multinomial
 from .info import *  # noqa: F401,F403  (finfo, iinfo, result_type, can_cast, isdtype, ...)
 from .info import __all__ as _info
 from .manipulation import *  # noqa: F401,F403  (moveaxis, roll, tile, tensordot, ...)
@@ -38,6 +40,7 @@ from . import tuning  # noqa: E402  (lt.tuning.export / load)
 from .tuning import tune  # noqa: E402
 
 bool = bool_  # numpy 2 spells it np.bool
+float, double, half, long, int = float32, float64, float16, int64, int32   # PyTorch's names (torch.long, ...)
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
 newaxis = None
 unsqueeze = expand_dims  # noqa: F405  (the PyTorch name)
@@ -50,6 +53,7 @@ __all__ = [
     "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye",
     "linspace", "from_dlpack", "linalg", "fft", "nn", "optim", "save", "load", "jit", "CaptureError",
     "tune", "tuning",
+    "float", "double", "half", "long", "int", "split", "chunk", "multinomial",
     "e", "pi", "inf", "nan", "newaxis", "take", "take_along_axis", "nonzero", "index_add", "matmul",
     *_functions, *_reductions, *_manipulation, *_info, *_sorting,
 ]

@@ -438,7 +438,7 @@ def _ndim(call: _Call) -> int:
 @_rule("size")
 def _size(call: _Call) -> int:
     x = call.tensor("a")
-    return x.size if call["axis"] is None else x.shape[call["axis"]]
+    return x.numel() if call["axis"] is None else x.shape[call["axis"]]
 
 
 @_rule("result_type")

@@ -12,7 +12,7 @@ from .ir.dtypes import int8
 from .ir.ops import Op
 from .ir.rules import make
 from .linalg import matmul
-from .operands import binary, float_unary
+from .operands import as_tensor, binary, broadcast_shapes, float_unary, where
 from .tensor import Tensor, attach_methods
 
 
@@ -196,6 +196,33 @@ class Operators:
         """
         return clip(self, min, max)
 
+    def clamp(self, min=None, max=None) -> "Tensor":
+        """PyTorch's name for `clip`: values limited to [min, max].
+
+        >>> lt.asarray([1, 5, 9]).clamp(min=2).tolist()
+        [2, 5, 9]
+        """
+        return clip(self, min, max)
+
+    def masked_fill(self, mask, value) -> "Tensor":
+        """PyTorch's masked_fill: `value` where `mask` (a bool tensor that broadcasts to this
+        tensor's shape) is True, this tensor's values elsewhere, in its dtype. `value` is a
+        number or a 0-d tensor (which gets its gradient, as in PyTorch).
+
+        >>> lt.zeros(3).masked_fill(lt.asarray([True, False, True]), -1.0).tolist()
+        [-1.0, 0.0, -1.0]
+        """
+        return _masked_fill(self, mask, value, "masked_fill")
+
+    def masked_fill_(self, mask, value) -> "Tensor":
+        """masked_fill in place: this tensor (and the tensors it views or that view it) now holds
+        `value` where `mask` is True. Returns this tensor.
+
+        >>> x = lt.ones(3); _ = x.masked_fill_(lt.asarray([False, True, False]), 0.0); x.tolist()
+        [1.0, 0.0, 1.0]
+        """
+        return self._inplace_result(_masked_fill(self, mask, value, "masked_fill_"), "masked_fill_")
+
     # numpy's and PyTorch's attributes (not the Array API's, which has only lt.real / lt.imag):
     # library code written for them (SciPy's signal.minimum_phase) reads `x.real`.
     @property
@@ -215,6 +242,26 @@ class Operators:
         [2.0]
         """
         return imag(self)
+
+
+def _masked_fill(x: Tensor, mask, value, name: str) -> Tensor:
+    if not isinstance(mask, Tensor):
+        mask = as_tensor(mask, like=x)
+    if not mask.dtype.is_bool:
+        raise TypeError(f"{name}: the mask must be a bool tensor, not {mask.dtype.name} (compare to make one: "
+                        "mask == 0)")
+    try:
+        fits = broadcast_shapes(mask.shape, x.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{name}: a mask of shape {mask.shape} does not broadcast to the tensor's shape {x.shape}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise ValueError(f"{name}: the value must be a number or a 0-d tensor, not a tensor of shape {value.shape}")
+    elif not isinstance(value, (bool, int, float, complex, np.generic)):
+        raise TypeError(f"{name}: the value must be a number or a 0-d tensor, not {type(value).__name__}")
+    return where(mask, value, x).astype(x.dtype)
 
 
 attach_methods(Operators)

@@ -17,11 +17,12 @@ from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
 from .creation import asarray
-from .indexing import take
+from .indexing import take, take_along_axis
+from .movement import flip
 from .ir.arith import cast
 from .operands import as_tensor, normalize_axes, same_device
 from .reductions import _accumulator
-from .tensor import Tensor
+from .tensor import Tensor, attach_methods
 
 
 
@@ -238,5 +239,97 @@ def unique_all(x: Any) -> UniqueAll:
     return UniqueAll(*_unique(x))
 
 
+# ---- PyTorch's names: topk and cumsum ---------------------------------------------------------------
+
+class TopK(NamedTuple):
+    """What `topk` returns (as PyTorch's torch.return_types.topk): values and int64 indices."""
+    values: Tensor
+    indices: Tensor
+
+
+def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopK:
+    """PyTorch's topk: the `k` largest values along `dim` (the smallest with largest=False), in
+    order (largest first), and their int64 indices. As in PyTorch a nan counts as larger than
+    every number; values that tie come in the order of their indices. `sorted=False` is
+    accepted (the result is sorted anyway). Gradients flow to the picked elements.
+
+    >>> lt.topk(lt.asarray([1.0, 5.0, 3.0, 4.0]), 2)
+    TopK(values=Tensor([5., 4.], dtype=float32, device='cpu'), indices=Tensor([1, 3], dtype=int64, device='cpu'))
+    """
+    x = as_tensor(x)
+    if x.dtype.is_complex:
+        raise TypeError("topk: complex values have no order; take lt.abs(x) or lt.real(x) first")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"topk: k must be an int, not {k!r}")
+    if x.ndim == 0:   # (PyTorch's: one element, along dim 0 or -1)
+        normalize_axes(dim, 1)
+        if k not in (0, 1):
+            raise ValueError(f"topk: k={k} is out of range for a 0-d tensor (it has one element)")
+        values, indices = topk(x.reshape(1), k, 0, largest)
+        if k:   # (tensors of their own, as every result of topk: not views of the 1-element ones)
+            values, indices = (t._new(make(Op.RESHAPE, t.node, arg=())) for t in (values, indices))
+        return TopK(values, indices)
+    (axis,) = normalize_axes(dim, x.ndim)
+    n = x.shape[axis]
+    if not 0 <= k <= n:
+        raise ValueError(f"topk: k={k} is out of range for dim {dim} of length {n} (shape {x.shape}); "
+                         f"it must be in [0, {n}]")
+    if largest:   # descending with nan first and ties in index order: the ascending (stable) order
+        # of x reversed along the axis, itself reversed
+        reversed_order = x._new(make(Op.ARGSORT, flip(x, axis).node, arg=(axis, False)))
+        order = (n - 1) - flip(reversed_order, axis)
+    else:
+        order = x._new(make(Op.ARGSORT, x.node, arg=(axis, False)))
+    indices = order[(slice(None),) * axis + (slice(0, k),)]
+    indices = indices._new(indices.node)   # (a tensor of its own, not a view of the whole order)
+    return TopK(take_along_axis(x, indices, axis), indices)
+
+
+def cumsum(x: Any, axis: Optional[int] = None, dtype: Any = None, *, dim: Optional[int] = None) -> Tensor:
+    """Running sums along `axis` (PyTorch's `dim=`): numpy's cumsum, so the flattened tensor
+    when no axis is given; integers and bool sum in int64 (unsigned in uint64) as in numpy and
+    PyTorch. (The Array API's name is cumulative_sum.)
+
+    >>> lt.cumsum(lt.asarray([[1, 2], [3, 4]]), dim=1).tolist()
+    [[1, 3], [3, 7]]
+    """
+    return as_tensor(x).cumsum(axis, dtype, dim=dim)
+
+
+class Sorting:
+    """Tensor's methods of this family (attached below)."""
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopK:
+        """PyTorch's topk: the k largest values along `dim` and their indices (see lt.topk).
+
+        >>> lt.asarray([[1, 9, 4]]).topk(2).indices.tolist()
+        [[1, 2]]
+        """
+        return topk(self, k, dim, largest, sorted)
+
+    def cumsum(self, axis=None, dtype=None, out=None, *, dim=None) -> "Tensor":
+        """Running sums along `axis` (PyTorch's `dim`; numpy's: the flattened tensor when none
+        is given; see lt.cumsum).
+
+        >>> lt.asarray([1, 2, 3]).cumsum(0).tolist()
+        [1, 3, 6]
+        """
+        if out is not None:
+            raise TypeError("cumsum: out= is not supported (a lazy result is a new tensor); assign the result instead")
+        if dim is not None:
+            if axis is not None:
+                raise TypeError("cumsum: give the axis once: axis (numpy's) or dim= (PyTorch's)")
+            axis = dim
+        if axis is None:
+            return cumulative_sum(self.reshape(-1), axis=0, dtype=dtype)
+        if self.ndim == 0:   # (PyTorch's: a 0-d tensor along dim 0 or -1)
+            normalize_axes(axis, 1)
+            summed = cumulative_sum(self.reshape(1), axis=0, dtype=dtype)
+            return summed._new(make(Op.RESHAPE, summed.node, arg=()))
+        return cumulative_sum(self, axis=axis, dtype=dtype)
+
+
+attach_methods(Sorting)
+
 __all__ = ["sort", "argsort", "cumulative_sum", "cumulative_prod", "searchsorted", "isin", "unique_values",
-           "unique_counts", "unique_inverse", "unique_all"]
+           "unique_counts", "unique_inverse", "unique_all", "topk", "cumsum"]

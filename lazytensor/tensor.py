@@ -23,6 +23,8 @@ from .devices import STATS, canonical_device, runtime
 from .host import VIEWS, compute_viewed, host_value, host_values, read_element, read_view
 from .ir.arith import cast
 from .ir.dtypes import DType, bfloat16, to_dtype
+from .ir.dtypes import bool_ as _BOOL, float16 as _FLOAT16, float32 as _FLOAT32, float64 as _FLOAT64
+from .ir.dtypes import int32 as _INT32, int64 as _INT64
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.rules import make
@@ -74,7 +76,30 @@ class Tensor:
         return len(self.node.shape)
 
     @property
-    def size(self) -> int:
+    def size(self) -> "Size":
+        """The number of elements (the Array API's and numpy's attribute), an int that can also
+        be called as PyTorch's method: `x.size()` is the shape, `x.size(d)` the length of axis d.
+
+        >>> x = lt.zeros((2, 3, 4))
+        >>> x.size, x.size(), x.size(1), x.size(-1)
+        (24, (2, 3, 4), 3, 4)
+        """
+        return Size(self.node.size, self.node.shape)
+
+    def dim(self) -> int:
+        """The number of axes (PyTorch's name for `ndim`).
+
+        >>> lt.zeros((2, 3)).dim()
+        2
+        """
+        return len(self.node.shape)
+
+    def numel(self) -> int:
+        """The number of elements (PyTorch's name for `size`), a plain int.
+
+        >>> lt.zeros((2, 3)).numel()
+        6
+        """
         return self.node.size
 
     @property
@@ -85,7 +110,7 @@ class Tensor:
     @property
     def nbytes(self) -> int:
         """Bytes the values take (size * itemsize), as numpy's."""
-        return self.size * self.dtype.itemsize
+        return self.node.size * self.dtype.itemsize
 
     def to_device(self, device: Any, stream: Any = None) -> "Tensor":
         """This tensor on `device`: itself when it is there already, else a copy (computed
@@ -106,13 +131,33 @@ class Tensor:
         STATS.transfers += 1
         return Tensor(Node(Op.BUFFER, self.dtype, self.shape, (), buffer), target)
 
-    def to(self, device: Any) -> "Tensor":
-        """This tensor on `device` (PyTorch's name for `to_device`).
+    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> "Tensor":
+        """PyTorch's to: this tensor on a device (`to_device`) and/or in a dtype (`astype`), given
+        positionally or by keyword, or as another tensor's (`x.to(other)`); itself where both
+        are already so.
 
         >>> lt.ones(2).to("cpu").tolist()
         [1.0, 1.0]
+        >>> lt.ones(2).to(lt.float16).dtype, lt.ones(2).to("cpu", lt.int64).dtype
+        (lazytensor.float16, lazytensor.int64)
         """
-        return self.to_device(device)
+        for arg in args:
+            if isinstance(arg, Tensor):
+                found = [("dtype", arg.dtype), ("device", arg.device)]
+            elif isinstance(arg, (DType, np.dtype)) or (isinstance(arg, type) and (issubclass(arg, np.generic) or arg
+                                                                                  in (bool, int, float, complex))):
+                found = [("dtype", arg)]
+            else:
+                found = [("device", arg)]
+            for name, value in found:
+                if (dtype if name == "dtype" else device) is not None:
+                    raise TypeError(f"to: the {name} is given twice ({args!r}, dtype={dtype!r}, device={device!r})")
+                if name == "dtype":
+                    dtype = value
+                else:
+                    device = value
+        result = self if device is None else self.to_device(device)
+        return result if dtype is None or to_dtype(dtype) is result.dtype else result.astype(dtype)
 
     def __array_namespace__(self, api_version: Optional[str] = None):
         """The module implementing the Python Array API for this tensor: lazytensor itself."""
@@ -266,7 +311,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.dtype.is_float or self.size != 1:
+        if self.dtype.is_float or self.node.size != 1:
             raise TypeError("only integer tensors with one element can be used as an index")
         return int(self.item())
 
@@ -318,6 +363,68 @@ class Tensor:
                             "take lt.real(x) or lt.imag(x) first (the Array API refuses this cast)")
         source = self if device is None else self.to_device(device)
         return Tensor(cast(source.node, target), source.device)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        """This tensor converted to `other`'s dtype (PyTorch's; itself where it has that dtype).
+
+        >>> lt.arange(3).type_as(lt.zeros(1)).dtype
+        lazytensor.float32
+        """
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as: takes a Tensor, whose dtype to convert to, not {type(other).__name__}")
+        return self if other.dtype is self.dtype else self.astype(other.dtype)
+
+    # PyTorch's casts by name: each is x itself where it has that dtype already, as in PyTorch
+    def float(self) -> "Tensor":
+        """This tensor as float32 (PyTorch's `x.float()`; itself where it is float32 already).
+
+        >>> lt.arange(2).float().tolist()
+        [0.0, 1.0]
+        """
+        return self._as(_FLOAT32)
+
+    def double(self) -> "Tensor":
+        """This tensor as float64 (PyTorch's `x.double()`).
+
+        >>> lt.arange(2).double().dtype
+        lazytensor.float64
+        """
+        return self._as(_FLOAT64)
+
+    def half(self) -> "Tensor":
+        """This tensor as float16 (PyTorch's `x.half()`).
+
+        >>> lt.ones(2).half().dtype
+        lazytensor.float16
+        """
+        return self._as(_FLOAT16)
+
+    def long(self) -> "Tensor":
+        """This tensor as int64 (PyTorch's `x.long()`; floats are truncated toward zero).
+
+        >>> lt.asarray([1.7, -1.7]).long().tolist()
+        [1, -1]
+        """
+        return self._as(_INT64)
+
+    def int(self) -> "Tensor":
+        """This tensor as int32 (PyTorch's `x.int()`).
+
+        >>> lt.asarray([2.5]).int().dtype
+        lazytensor.int32
+        """
+        return self._as(_INT32)
+
+    def bool(self) -> "Tensor":
+        """This tensor as bool: True where nonzero (PyTorch's `x.bool()`).
+
+        >>> lt.asarray([0, 2]).bool().tolist()
+        [False, True]
+        """
+        return self._as(_BOOL)
+
+    def _as(self, dtype: DType) -> "Tensor":
+        return self if self.dtype is dtype else self.astype(dtype)
 
     def _new(self, node: Node) -> "Tensor":
         return Tensor(node, self.device)
@@ -385,6 +492,32 @@ class Tensor:
         return Tensor(make(Op.DETACH, self.node) if self.requires_grad else self.node, self.device)
 
     _adopt = staticmethod(adopt)
+
+
+class Size(int):
+    """A tensor's number of elements, as `x.size` gives it (the Array API's attribute); calling
+    it is PyTorch's `x.size()` (the shape) and `x.size(dim)` (the length of one axis)."""
+
+    def __new__(cls, elements: int, shape: tuple[int, ...]) -> "Size":
+        size = super().__new__(cls, elements)
+        size.shape = shape
+        return size
+
+    def __call__(self, dim: Any = None) -> Union[int, tuple[int, ...]]:
+        if dim is None:
+            return self.shape
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"size(dim): dim must be an int (an axis), not {dim!r}")
+        if not -len(self.shape) <= dim < len(self.shape):
+            raise AxisError(f"size({dim}): dimension out of range for a tensor of shape {self.shape} "
+                            f"(expected one in [{-len(self.shape)}, {len(self.shape) - 1}])")
+        return self.shape[dim]
+
+    def __reduce__(self):   # (pickles and copies as the plain int it is)
+        return int, (int(self),)
+
+    def __repr__(self) -> str:
+        return int.__repr__(self)
 
 
 def attach_methods(*groups: type) -> None:

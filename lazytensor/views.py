@@ -236,3 +236,16 @@ def reshape_is_view(x: "Tensor", shape: tuple[int, ...]) -> bool:
     except ValueError:
         return False
     return True
+
+
+def is_contiguous(x: "Tensor") -> bool:
+    """Whether x's values lie in row-major order in memory, as PyTorch's `is_contiguous`: every
+    tensor but views that skip, repeat or reorder their base's elements (axes of length 1 do not
+    count, as in numpy and PyTorch)."""
+    alias = x._alias
+    if not isinstance(alias, ViewOf):
+        return True
+    array = layout(alias.base.shape, 1)
+    for op, arg in alias.moves:
+        array = NUMPY_MOVE[op](array, arg)
+    return bool(array.flags.c_contiguous)
