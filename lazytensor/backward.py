@@ -12,7 +12,7 @@ from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
 from .operands import as_tensor
-from .realize import realize, realized_value
+from .realize import realize, realized_together, realized_value
 from .tensor import Tensor, attach_methods
 
 
@@ -43,8 +43,9 @@ def backward(tensor: Tensor, gradient: Any, retain_graph: bool) -> None:
     leaves = [(leaf, g) for leaf, g in ((_LEAVES[node](), g) for node, g in grads.items() if node in _LEAVES)
               if leaf is not None]   # (a leaf nobody keeps: its gradient goes nowhere)
     # detached here, so no tensor creation asks whether the whole gradient graph tracks a leaf
-    new = [Tensor(make(Op.DETACH, g if leaf.grad is None else _add(leaf.grad.node, g)), leaf.device)
-           for leaf, g in leaves]
+    with realized_together():
+        new = [Tensor(make(Op.DETACH, g if leaf.grad is None else _add(leaf.grad.node, g)), leaf.device)
+               for leaf, g in leaves]
     realize(tensor, *new)
     for (leaf, _), grad in zip(leaves, new):
         leaf.grad = grad
