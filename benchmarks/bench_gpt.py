@@ -66,7 +66,8 @@ from lazytensor.devices import loaded_runtimes  # noqa: E402
 from lazytensor.jit import MAX_CAPTURES  # noqa: E402
 
 from bench_core import _ms, _ratio, compare, start  # noqa: E402
-from gpt_model import GPT, Config, Corpus, fixed_window, generate, growing_context, load_text, loss_of  # noqa: E402
+from gpt_model import (GPT, Config, Corpus, fixed_window, generate, growing_context, load_text,  # noqa: E402
+                       training_step)
 
 try:
     import torch
@@ -186,14 +187,7 @@ def table(title: str, header: list[str], rows: list[list[str]], notes: list[str]
 # ---- 1. a training step -----------------------------------------------------------------------------
 
 def lt_stepper(model: GPT, jit: bool) -> Callable[[np.ndarray, np.ndarray], float]:
-    optimizer = lt.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
-
-    def step(x: lt.Tensor, y: lt.Tensor) -> lt.Tensor:
-        optimizer.zero_grad()
-        loss = loss_of(model(x), y)
-        loss.backward()
-        optimizer.step()
-        return loss
+    step = training_step(model, lt.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY))
     run = lt.jit(step) if jit else step
     return lambda x, y: run(lt.asarray(x), lt.asarray(y)).item()
 

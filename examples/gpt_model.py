@@ -93,6 +93,17 @@ def loss_of(logits: lt.Tensor, targets: lt.Tensor) -> lt.Tensor:
     return F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T))
 
 
+def training_step(model: GPT, optimizer: lt.optim.Optimizer) -> Callable[[lt.Tensor, lt.Tensor], lt.Tensor]:
+    """step(x, y): one step of `optimizer` on the loss of `model` (returned), for lt.jit or not."""
+    def step(x: lt.Tensor, y: lt.Tensor) -> lt.Tensor:
+        optimizer.zero_grad()
+        loss = loss_of(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+    return step
+
+
 # ---- data ---------------------------------------------------------------------------------------
 
 # Standard library sources, read in this order (those a Python install lacks are skipped): ~350 KB

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import lazytensor as lt
-from gpt_model import GPT, Config, Corpus, fixed_window, generate, load_text, loss_of
+from gpt_model import GPT, Config, Corpus, fixed_window, generate, load_text, loss_of, training_step
 
 try:
     from tqdm import tqdm
@@ -38,13 +38,7 @@ def train(steps: int = 500, device: str = "cpu", seed: int = 0, batch_size: int 
     say(f"{len(corpus.train):,} characters to train on, {len(corpus.val):,} to validate, "
         f"a vocabulary of {corpus.vocab_size}; {sum(p.size for p in model.parameters()):,} parameters")
 
-    @lt.jit
-    def train_step(x: lt.Tensor, y: lt.Tensor) -> lt.Tensor:
-        optimizer.zero_grad()
-        loss = loss_of(model(x), y)
-        loss.backward()
-        optimizer.step()
-        return loss
+    train_step = lt.jit(training_step(model, optimizer))
 
     @lt.jit
     def val_loss(x: lt.Tensor, y: lt.Tensor) -> lt.Tensor:

@@ -1,6 +1,7 @@
 """Shared test set-up: a private temp folder and kernel cache per test session, removed at its
 end, and the devices to test on."""
 import atexit
+import contextlib
 import operator
 import os
 import shutil
@@ -56,6 +57,25 @@ def skip_without_scipy_array_api(why: str = "") -> None:
     if not SCIPY_ARRAY_API:
         pytest.skip("SciPy's Array API support is off (set SCIPY_ARRAY_API=1 before SciPy is imported; "
                     f"tests/conftest.py does){why}", allow_module_level=True)
+
+
+@contextlib.contextmanager
+def own_cache(device: str, path):
+    """`device`'s runtime with a kernel cache (and so a tuning store) of its own in `path`, and
+    no plan or kernel compiled before: what runs inside compiles (or loads) through it."""
+    from lazytensor.backends.cache import KernelCache
+    from lazytensor.devices import runtime
+    rt = runtime(device)
+    saved = rt.cache
+    rt.cache = KernelCache(rt.stats, path)
+    rt.plans.clear()
+    rt.by_expression.clear()
+    try:
+        yield rt
+    finally:
+        rt.cache = saved
+        rt.plans.clear()
+        rt.by_expression.clear()
 
 
 def run_isolated(code: str, cache_dir, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:

@@ -13,24 +13,16 @@ import pytest
 import lazytensor as lt
 from lazytensor import pipeline, tuned, tuning
 from lazytensor.backends.cache import KernelCache
-from lazytensor.devices import runtime
 from lazytensor.scheduler import schedule as S
 
-from conftest import run_isolated
+from conftest import own_cache, run_isolated
 
 
 @pytest.fixture
 def cache(tmp_path, device):
     """`device`'s runtime with a kernel cache (and so a tuning store) of its own, in tmp_path."""
-    rt = runtime(device)
-    saved = rt.cache
-    rt.cache = KernelCache(rt.stats, tmp_path)
-    rt.plans.clear()
-    rt.by_expression.clear()
-    yield rt
-    rt.cache = saved
-    rt.plans.clear()
-    rt.by_expression.clear()
+    with own_cache(device, tmp_path) as rt:
+        yield rt
 
 
 def _data(device, shape=(37, 300), seed=0):

@@ -10,12 +10,11 @@ import pytest
 import lazytensor as lt
 from lazytensor import pipeline, tuned
 from lazytensor.backends import cstyle
-from lazytensor.backends.cache import KernelCache
 from lazytensor.devices import runtime
 from lazytensor.scheduler.collapse import collapse_axes
 from lazytensor.scheduler.schedule import Bind, alternative_schedules, work_item_schedule
 
-from conftest import assert_close
+from conftest import assert_close, own_cache
 from test_gpu_schedule import TARGETS, needs_opencl
 
 DEVICE = "opencl:0"
@@ -24,15 +23,8 @@ DEVICE = "opencl:0"
 @pytest.fixture
 def rt(tmp_path):
     """The OpenCL runtime with a kernel cache (and so a tuning store) of its own."""
-    rt = runtime(DEVICE)
-    saved = rt.cache
-    rt.cache = KernelCache(rt.stats, tmp_path)
-    rt.plans.clear()
-    rt.by_expression.clear()
-    yield rt
-    rt.cache = saved
-    rt.plans.clear()
-    rt.by_expression.clear()
+    with own_cache(DEVICE, tmp_path) as rt:
+        yield rt
 
 
 def _array(rng, shape, dtype=np.float32):
