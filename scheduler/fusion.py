@@ -309,16 +309,18 @@ class _KernelBuilder:
 
 
 def _unaffine_view(node: Node, path: tuple[Node, ...]) -> int | None:
-    """Where `node` read through the movement ops `path` (top first, each the source of the one
-    before, the last reading `node`) is no affine map of its index: the position in `path` of
-    the op whose result, copied into memory, is read affinely from there on; None where the
-    view is affine, the ops do not form such a chain, or the copy would be bigger than `node`
-    (a broadcast made into rows: a convolution's windows)."""
-    if not path or path[-1].src[0] is not node or any(a.src[0] is not b for a, b in zip(path, path[1:])):
+    """Where `node` read through the movement ops `path` (top first, the last reading `node`) is
+    no affine map of its index: the position in `path` of the op whose result, copied into
+    memory, is read affinely from there on; None where the view is affine, that op is not in
+    the chain of ops from `node` up (each the source of the next: ops above an elementwise op
+    reach the path through it, and their graph node is not a view of `node`), or the copy would
+    be bigger than `node` (a broadcast made into rows: a convolution's windows)."""
+    if not path or path[-1].src[0] is not node or view_through(node.shape, path).affine is not None:
         return None
-    if view_through(node.shape, path).affine is not None:
-        return None
-    for cut in reversed(range(len(path))):   # the first op, from the buffer up, that leaves the affine maps
+    chain = len(path) - 1
+    while chain > 0 and path[chain - 1].src[0] is path[chain]:
+        chain -= 1
+    for cut in reversed(range(chain, len(path))):   # the first op, from the buffer up, that leaves the affine maps
         if view_through(node.shape, path[cut:]).affine is None:
             return cut if path[cut].size <= node.size else None
     return None

@@ -247,6 +247,29 @@ def test_a_matmul_through_merged_heads_reads_a_copy_of_them(device, shape):
         assert len(specs) == 2   # the copy, then the matmul
 
 
+def test_a_weight_gradient_through_merged_heads_reads_a_copy_of_them(device):
+    """The same through autograd: linear(merged, w).backward(g). The gradient's movement ops
+    reach the merged view through an elementwise op (the product), above the chain of views
+    from y: the copy is still of that chain's op, and every load of the weight gradient is a
+    plain strided one."""
+    b, h, t, d = 3, 4, 10, 8
+    rng = np.random.default_rng(1)
+    y, g = rng.standard_normal((b, h, t, d)).astype(np.float32), rng.standard_normal((b, t, h * d)).astype(np.float32)
+    w = lt.nn.Parameter(lt.asarray(rng.standard_normal((h * d, h * d)).astype(np.float32), device=device))
+    specs = []
+    pipeline.OBSERVERS.append(specs.append)
+    try:
+        merged = lt.asarray(y, device=device).permute(0, 2, 1, 3).reshape(b, t, h * d)
+        lt.nn.functional.linear(merged, w).backward(lt.asarray(g, device=device))
+        got = w.grad.numpy()
+    finally:
+        pipeline.OBSERVERS.remove(specs.append)
+    m = y.transpose(0, 2, 1, 3).reshape(b * t, h * d).astype(np.float64)
+    assert_close(got, (g.reshape(b * t, h * d).T.astype(np.float64) @ m).astype(np.float32))
+    sums = [s for s in specs if any(n.op is Op.SUM for n in _nodes(s.expr))]
+    assert sums and all(n.arg[1].affine is not None for s in sums for n in _nodes(s.expr) if n.op is Op.LOAD)
+
+
 def test_a_convolution_does_not_copy_its_windows(device):
     """(the windows are no strided view of the image either, but a copy of them would be kh * kw
     times its size: they are read in place)"""
