@@ -216,6 +216,17 @@ class _KernelBuilder:
         view = view_through(node.shape, path)
         return Node(Op.LOAD, node.dtype, view.shape, (), (self.inputs.index(node), view))
 
+    def read(self, node: Node, path: tuple[Node, ...], in_reduce: bool, space: tuple[int, ...]) -> Node:
+        """A load of `node` (computed into memory) through `path`. Where a reduction reads it
+        many times through a view that needs a division per index (merged heads: y.permute(0,
+        2, 1, 3).reshape(B, T, C)), that view is copied once into memory instead, and the
+        reduction reads the copy through plain strides (and tiles, packs it)."""
+        cut = _unaffine_view(node, path) if in_reduce and _read_often(node, space) else None
+        if cut is None:
+            return self.load(node, path)
+        self.new_roots.append(path[cut])
+        return self.load(path[cut], path[:cut])
+
     def visit(self, node: Node, path: tuple[Node, ...], shared: bool, in_reduce: bool,
               frame: frozenset[int] | None) -> Node:
         """Kernel expression for `node` seen through the movement ops `path` (top first).
@@ -232,14 +243,7 @@ class _KernelBuilder:
         node, path, shared, in_reduce, frame = key
         space = path[0].shape if path else node.shape  # the index space this value is read in
         if node.op is Op.BUFFER or (node in self.roots and node is not self.root):
-            cut = _unaffine_view(node, path) if in_reduce and _read_often(node, space) else None
-            if cut is not None:
-                # read many times through a view that needs a division per index (merged heads:
-                # y.permute(0, 2, 1, 3).reshape(B, T, C)): that view is copied once into memory,
-                # and the reduction reads the copy through plain strides (and tiles, packs it)
-                self.new_roots.append(path[cut])
-                return self.load(path[cut], path[:cut])
-            return self.load(node, path)
+            return self.read(node, path, in_reduce, space)
         if node.op is Op.CONST:
             return Node(Op.CONST, node.dtype, space, (), node.arg)
         if node.op is Op.PAD and in_reduce and node is not self.root and _read_often(node, space):
@@ -275,7 +279,7 @@ class _KernelBuilder:
             if node is not self.root and (node in self.materialized or
                                           not inline and not self._hoistable(node, path, shared, frame)):
                 self.new_roots.append(node)
-                return self.load(node, path)
+                return self.read(node, path, in_reduce, space)
             self.computed.add(node)
             self.inlined.add(node)
             inner = frame | frozenset(node.arg) if frame is not None else None

@@ -236,15 +236,20 @@ def test_a_matmul_through_merged_heads_reads_a_copy_of_them(device, shape):
     try:
         merged = lt.asarray(y, device=device).permute(0, 2, 1, 3).reshape(b * t, h * d)
         got = (lt.asarray(g, device=device).T @ merged).numpy()
+        # the heads computed in the same graph (attention's p @ v, a reduction): copied the same way
+        p = rng.standard_normal((b, h, t, t)).astype(np.float32)
+        y_lazy = lt.asarray(p, device=device) @ lt.asarray(y, device=device)
+        got_lazy = (lt.asarray(g, device=device).T @ y_lazy.permute(0, 2, 1, 3).reshape(b * t, h * d)).numpy()
     finally:
         pipeline.OBSERVERS.remove(specs.append)
     want = g.T.astype(np.float64) @ y.transpose(0, 2, 1, 3).reshape(b * t, h * d).astype(np.float64)
     assert_close(got, want.astype(np.float32))
-    (matmul,) = [s for s in specs if any(n.op is Op.SUM for n in _nodes(s.expr))]
-    loads = [n for n in _nodes(matmul.expr) if n.op is Op.LOAD]
-    assert all(n.arg[1].affine is not None for n in loads)
-    if h > 1 and d > 1:
-        assert len(specs) == 2   # the copy, then the matmul
+    py = (p.astype(np.float64) @ y).transpose(0, 2, 1, 3).reshape(b * t, h * d)
+    np.testing.assert_allclose(got_lazy, g.T.astype(np.float64) @ py, rtol=1e-4, atol=1e-4)
+    matmuls = [s for s in specs if any(n.op is Op.SUM for n in _nodes(s.expr))]
+    assert all(n.arg[1].affine is not None for s in matmuls for n in _nodes(s.expr) if n.op is Op.LOAD)
+    if h > 1 and d > 1:   # the copy, then the matmul; the heads' matmul (a copy, or written merged), the matmul
+        assert len(matmuls) == 3 and len(specs) <= 5
 
 
 def test_a_weight_gradient_through_merged_heads_reads_a_copy_of_them(device):
@@ -268,6 +273,42 @@ def test_a_weight_gradient_through_merged_heads_reads_a_copy_of_them(device):
     assert_close(got, (g.reshape(b * t, h * d).T.astype(np.float64) @ m).astype(np.float32))
     sums = [s for s in specs if any(n.op is Op.SUM for n in _nodes(s.expr))]
     assert sums and all(n.arg[1].affine is not None for s in sums for n in _nodes(s.expr) if n.op is Op.LOAD)
+
+
+def test_attention_gradients_through_split_heads_read_copies_of_them(device):
+    """Causal self-attention written out, as a small GPT does: q, k, v = linear(x, w*) split into
+    heads (reshape(B, T, H, D).permute(0, 2, 1, 3)). Their gradients, reductions computed in the
+    same graph, reach w*'s and x's gradients through the merging view; each is copied once like
+    a buffer would be (read with a division per index, x's gradient took 22 ms a launch in the
+    GPT's step, a third of it). No reduction kernel loads through a division."""
+    b, h, t, d = 2, 4, 16, 8
+    c = h * d
+    rng = np.random.default_rng(2)
+    x = lt.asarray(rng.standard_normal((b, t, c)).astype(np.float32), device=device, requires_grad=True)
+    ws = [lt.nn.Parameter(lt.asarray(rng.standard_normal((c, c)).astype(np.float32) / 6, device=device))
+          for _ in range(3)]
+    causal = lt.asarray(np.tril(np.ones((t, t), bool)), device=device)
+    specs = []
+    pipeline.OBSERVERS.append(specs.append)
+    try:
+        q, k, v = (lt.nn.functional.linear(x, w).reshape(b, t, h, d).permute(0, 2, 1, 3) for w in ws)
+        att = lt.nn.functional.softmax(lt.where(causal, q @ k.permute(0, 1, 3, 2) * 0.3, -np.inf), dim=-1)
+        y = (att @ v).permute(0, 2, 1, 3).reshape(b, t, c)
+        (y * y).sum().backward()
+        grads = [x.grad.numpy()] + [w.grad.numpy() for w in ws]
+    finally:
+        pipeline.OBSERVERS.remove(specs.append)
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    tws = [torch.tensor(w.detach().numpy(), requires_grad=True) for w in ws]
+    tq, tk, tv = (torch.nn.functional.linear(tx, w).reshape(b, t, h, d).permute(0, 2, 1, 3) for w in tws)
+    scores = (tq @ tk.transpose(-1, -2) * 0.3).masked_fill(~torch.tensor(causal.numpy()), float("-inf"))
+    ty = (torch.softmax(scores, -1) @ tv).permute(0, 2, 1, 3).reshape(b, t, c)
+    (ty * ty).sum().backward()
+    for got, want in zip(grads, [tx.grad] + [w.grad for w in tws]):
+        np.testing.assert_allclose(got, want.numpy(), rtol=2e-4, atol=2e-4)
+    sums = [s for s in specs if any(n.op is Op.SUM for n in _nodes(s.expr))]
+    assert all(n.arg[1].affine is not None for s in sums for n in _nodes(s.expr) if n.op is Op.LOAD)
 
 
 def test_a_convolution_does_not_copy_its_windows(device):
