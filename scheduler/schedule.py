@@ -365,10 +365,11 @@ def _outer_reduction_axes(shape: tuple[int, ...], tileable: Tileable, target: Ta
     if not shape or not (short or any(st[innermost] not in (0, 1) for st in strides)):
         return []
     axes = []
+    batch = _batch_axes(shape, r, strides)
     for axis, n in enumerate(shape):
         if axis in r.arg or n == 1:
             continue
-        packed = [_packable_once(shape, axis, r, st, load, loads, target) for st, load in zip(strides, loads)]
+        packed = [_packable_once(shape, axis, r, st, load, loads, batch, target) for st, load in zip(strides, loads)]
         if all(st[axis] in (0, 1) or p for st, p in zip(strides, packed)) and \
                 any(st[axis] == 1 or p for st, p in zip(strides, packed)):
             axes.append(axis)
@@ -376,13 +377,13 @@ def _outer_reduction_axes(shape: tuple[int, ...], tileable: Tileable, target: Ta
 
 
 def _packable_once(shape: tuple[int, ...], axis: int, r: Node, st: tuple[int, ...], load: Node,
-                   loads: list[Node], target: Target) -> bool:
+                   loads: list[Node], batch: list[int], target: Target) -> bool:
     """Whether a load strided along output axis `axis` can be packed once per call (or once per
     batch) into a layout where `axis` is contiguous: it varies along no other output axis but
     batch axes (a convolution's weights, per output channel; attention's keys, per head), it is
-    the only read of its input, and all it reads fits in a panel."""
+    the only read of its input, and all it reads fits in a panel. (`batch`: the kernel's
+    `_batch_axes`.)"""
     panel = shape[axis] * math.prod(r.src[0].shape[a] for a in r.arg) * load.dtype.itemsize
-    batch = _batch_axes(shape, r, _load_strides(r.src[0])[0])
     return st[axis] not in (0, 1) and _read_once(load, loads) and panel <= H.pack_panel_bytes(target) and \
         all(st[d] == 0 or d in batch for d, n in enumerate(shape) if d != axis and d not in r.arg and n > 1)
 
