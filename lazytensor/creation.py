@@ -14,7 +14,7 @@ from .ir.dtypes import (DType, bfloat16, bfloat16_bits, bool_, default_complex, 
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
-from .tensor import Tensor, check_size, shape_arg
+from .tensor import Tensor, check_size, shape_arg, spelled_once
 
 _rng = np.random.default_rng()
 
@@ -288,9 +288,7 @@ def arange(start: Any = None, stop: Any = None, step: Any = 1, dtype: Any = None
     [0, 1, 2]
     """
     if end is not None:
-        if stop is not None:
-            raise TypeError("arange: give the end once: stop (numpy's) or end= (PyTorch's)")
-        stop = end
+        stop = spelled_once("arange", stop, None, end, "the end as stop (numpy's) or end= (PyTorch's)")
         if start is None:
             start = 0
     if start is None:

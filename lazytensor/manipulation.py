@@ -14,7 +14,7 @@ from .views import fresh
 from .functions import conj
 from .indexing import take
 from .operands import as_tensor, broadcast_shapes, normalize_axes, where  # noqa: F401 (broadcast_shapes: exported)
-from .tensor import Tensor
+from .tensor import Tensor, spelled_once
 
 
 
@@ -174,12 +174,7 @@ def _band(x: Tensor, k: int, lower: bool) -> Tensor:
     return where(keep, x, 0).astype(x.dtype)
 
 
-def _diagonal_arg(k: int, diagonal: Any, name: str) -> int:
-    if diagonal is None:
-        return k
-    if k != 0:
-        raise TypeError(f"{name}: give the diagonal once: k (numpy's) or diagonal= (PyTorch's)")
-    return diagonal
+_DIAGONAL = "the diagonal as k (numpy's) or diagonal= (PyTorch's)"
 
 
 def tril(x: Any, k: int = 0, *, diagonal: Any = None) -> Tensor:
@@ -191,7 +186,7 @@ def tril(x: Any, k: int = 0, *, diagonal: Any = None) -> Tensor:
     >>> lt.tril(lt.ones((2, 2)), diagonal=-1).tolist()
     [[0.0, 0.0], [1.0, 0.0]]
     """
-    return _band(as_tensor(x), _diagonal_arg(k, diagonal, "tril"), lower=True)
+    return _band(as_tensor(x), spelled_once("tril", k, 0, diagonal, _DIAGONAL), lower=True)
 
 
 def triu(x: Any, k: int = 0, *, diagonal: Any = None) -> Tensor:
@@ -201,7 +196,7 @@ def triu(x: Any, k: int = 0, *, diagonal: Any = None) -> Tensor:
     >>> lt.triu(lt.ones((2, 2))).tolist()
     [[1.0, 1.0], [0.0, 1.0]]
     """
-    return _band(as_tensor(x), _diagonal_arg(k, diagonal, "triu"), lower=False)
+    return _band(as_tensor(x), spelled_once("triu", k, 0, diagonal, _DIAGONAL), lower=False)
 
 
 def matrix_transpose(x: Any) -> Tensor:
@@ -278,10 +273,7 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, axis: Any = None) -> Tensor:
     >>> lt.cat([lt.zeros((1, 2)), lt.ones((1, 2))], dim=1).tolist()
     [[0.0, 0.0, 1.0, 1.0]]
     """
-    if axis is not None:
-        if dim != 0:
-            raise TypeError("cat: give the axis once: dim (PyTorch's) or axis= (numpy's)")
-        dim = axis
+    dim = spelled_once("cat", dim, 0, axis, "the axis as dim (PyTorch's) or axis= (numpy's)")
     if isinstance(tensors, Tensor):
         raise TypeError("cat: takes a sequence of tensors (a list or tuple), not one tensor")
     return concatenate(tensors, axis=dim)

@@ -17,7 +17,7 @@ from . import views
 from .creation import asarray
 from .ir.arith import cast
 from .operands import as_tensor, broadcast_shapes, normalize_axes, where
-from .tensor import AxisError, Scalar, Tensor, attach_methods, shape_arg
+from .tensor import AxisError, Scalar, Tensor, attach_methods, one_axis, shape_arg, spelled_once
 
 
 def reshape(x: Tensor, shape: Any) -> Tensor:
@@ -283,10 +283,7 @@ def stack(tensors: Sequence[Tensor], axis: int = 0, *, dim: Any = None) -> Tenso
     >>> lt.stack([lt.zeros(2), lt.ones(2)], dim=1).shape
     (2, 2)
     """
-    if dim is not None:
-        if axis != 0:
-            raise TypeError("stack: give the new axis once: axis (numpy's) or dim= (PyTorch's)")
-        axis = dim
+    axis = spelled_once("stack", axis, 0, dim, "the new axis as axis (numpy's) or dim= (PyTorch's)")
     tensors = list(tensors)
     if not tensors:
         raise ValueError("need at least one tensor to stack")
@@ -295,16 +292,6 @@ def stack(tensors: Sequence[Tensor], axis: int = 0, *, dim: Any = None) -> Tenso
     if any(t.shape != tensors[0].shape for t in tensors):
         raise ValueError(f"stack: all tensors must have the same shape; got {[t.shape for t in tensors]}")
     return concatenate([expand_dims(t, axis) for t in tensors], axis=axis)
-
-
-def _dim(dim: Any, ndim: int, what: str) -> int:
-    """One axis (negative counts from the end) as a non-negative int."""
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"{what}: dim must be an int, not {dim!r}")
-    if not -ndim <= dim < ndim:
-        raise AxisError(f"{what}: dim {dim} is out of range for a tensor of {ndim} dimensions "
-                        f"(expected one in [{-ndim}, {ndim - 1}])")
-    return int(dim) % ndim
 
 
 def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -320,7 +307,7 @@ def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ..
     x = as_tensor(x)
     if x.ndim == 0:
         raise ValueError("split: a 0-d tensor has no axis to split; reshape it first")
-    axis = _dim(dim, x.ndim, "split")
+    axis = one_axis(dim, x.ndim, "split")
     n = x.shape[axis]
     if isinstance(split_size_or_sections, (tuple, list)):
         sizes = [operator.index(k) for k in split_size_or_sections]
@@ -355,7 +342,7 @@ def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         raise ValueError(f"chunk: chunks must be a positive int, not {chunks!r}")
     if x.ndim == 0:
         raise ValueError("chunk: a 0-d tensor has no axis to split; reshape it first")
-    n = x.shape[_dim(dim, x.ndim, "chunk")]
+    n = x.shape[one_axis(dim, x.ndim, "chunk")]
     if n == 0:   # (PyTorch's: `chunks` empty pieces)
         return split(x, [0] * int(chunks), dim)
     return split(x, -(-n // int(chunks)), dim)
@@ -410,7 +397,7 @@ class Movement:
                 raise TypeError("transpose: give both dim0= and dim1= (and no other axes), or the axes alone")
             axes = (dim0, dim1)
         if len(axes) == 2 and all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axes):
-            first, second = (_dim(a, self.ndim, "transpose") if self.ndim else _dim(a, 1, "transpose") for a in axes)
+            first, second = (one_axis(a, self.ndim or 1, "transpose") for a in axes)
             order = list(range(self.ndim))
             if self.ndim:
                 order[first], order[second] = order[second], order[first]
@@ -572,10 +559,9 @@ class Movement:
                 raise ValueError(f"flatten: order must be 'C', 'F', 'A' or 'K', not {start_dim!r}")
             source = self.transpose() if start_dim == "F" else self
             return views.fresh(source.reshape(-1))
+        start, end = (one_axis(d, self.ndim or 1, "flatten") for d in (start_dim, end_dim))
         if self.ndim == 0:
-            _dim(start_dim, 1, "flatten"), _dim(end_dim, 1, "flatten")
             return views.fresh(self.reshape(1))
-        start, end = _dim(start_dim, self.ndim, "flatten"), _dim(end_dim, self.ndim, "flatten")
         if start > end:
             raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (shape {self.shape})")
         merged = math.prod(self.shape[start:end + 1])

@@ -21,7 +21,7 @@ from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
 from .operands import as_tensor, normalize_axes, where
-from .tensor import Tensor, attach_methods
+from .tensor import Tensor, attach_methods, one_axis, spelled_once
 
 
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False,
@@ -173,7 +173,7 @@ def log_softmax(x: Any, dim: int, *, dtype: Any = None) -> Tensor:
 
 class MaxMin(NamedTuple):
     """What PyTorch's `x.max(dim=d)` and `x.min(dim=d)` return (as torch.return_types.max): the
-    values and their int64 indices along d. `topk` returns one too."""
+    values and their int64 indices along d."""
     values: Tensor
     indices: Tensor
 
@@ -185,16 +185,9 @@ class MaxMin(NamedTuple):
 
 def _torch_axes(name: str, axis: Any, keepdims: bool, dim: Any, keepdim: Any) -> tuple[Any, bool]:
     """(axis, keepdims) from numpy's keywords or PyTorch's (dim=, keepdim=), refusing both."""
-    if dim is not None:
-        if axis is not None:
-            raise TypeError(f"{name}: give the axes once: axis (numpy's) or dim= (PyTorch's), not both "
-                            f"(axis={axis!r}, dim={dim!r})")
-        axis = dim
-    if keepdim is not None:
-        if keepdims:
-            raise TypeError(f"{name}: give keepdims (numpy's) or keepdim= (PyTorch's), not both")
-        keepdims = bool(keepdim)
-    return axis, keepdims
+    axis = spelled_once(name, axis, None, dim, "the axes as axis (numpy's) or dim= (PyTorch's)")
+    keepdims = spelled_once(name, keepdims, False, keepdim, "keepdims (numpy's) or keepdim= (PyTorch's)")
+    return axis, bool(keepdims)
 
 
 def _torch_extremum(x: Tensor, name: str, axis: Any, keepdims: bool, dim: Any, keepdim: Any) -> Any:
@@ -204,16 +197,15 @@ def _torch_extremum(x: Tensor, name: str, axis: Any, keepdims: bool, dim: Any, k
         return x.maximum(axis) if name == "max" else x.minimum(axis)
     torch_style = dim is not None or (keepdim is not None and axis is not None)
     axis, keepdims = _torch_axes(name, axis, keepdims, dim, keepdim)
+    values_alone = x.amax if name == "max" else x.amin
     if not torch_style:
-        op, what = (Op.REDUCE_MAX, "maximum") if name == "max" else (Op.REDUCE_MIN, "minimum")
-        return x._new(_drop_axes(_reduce(op, x.node, axis, what), axis, keepdims))
+        return values_alone(axis, keepdims)
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"{name}(dim=...): PyTorch's form takes one int dim, not {axis!r} (amax/amin reduce "
                         "several axes)")
+    axis = one_axis(axis, x.ndim or 1, name)
     if x.ndim == 0:   # (PyTorch's: a 0-d tensor has dims 0 and -1, each of one element)
-        normalize_axes(axis, 1)
         return MaxMin(x._new(x.node), x._new(const(0, int64, ())))
-    (axis,) = normalize_axes(axis, x.ndim)
     indices = _arg_extremum(x, axis, True, name)
     if x.requires_grad:   # the value at the index (exactly: -0.0 adds nothing), so that the
         # gradient goes to that one element, as PyTorch's (a reduction's goes to every tie)
@@ -221,8 +213,7 @@ def _torch_extremum(x: Tensor, name: str, axis: Any, keepdims: bool, dim: Any, k
         at = arange(n, device=x.device).reshape(tuple(n if a == axis else 1 for a in range(x.ndim))) == indices
         values = where(at, x, -0.0 if x.dtype.is_float else 0).astype(x.dtype).sum(axis, keepdims=True, dtype=x.dtype)
     else:
-        op, what = (Op.REDUCE_MAX, "maximum") if name == "max" else (Op.REDUCE_MIN, "minimum")
-        values = x._new(_reduce(op, x.node, axis, what))
+        values = values_alone(axis, keepdims=True)
     if not keepdims:   # (tensors of their own, not views of the kept-axis results: lt.jit returns them)
         values, indices = (x._new(_drop_axes(t.node, axis, False)) for t in (values, indices))
     return MaxMin(values, indices)
@@ -452,8 +443,7 @@ class Reductions:
         x = _softmax_input(self, dim, dtype, "softmax")
         if x.ndim == 0 or x.shape[dim] == 0:
             return _elementwise_softmax(x, dim, "softmax")
-        e = (x - x.max(axis=dim, keepdims=True).detach()).exp()
-        return e / e.sum(axis=dim, keepdims=True)
+        return softmax_along(x, dim)
 
     def log_softmax(self, dim: int, *, dtype=None) -> "Tensor":
         """log(softmax(x)) along `dim` (PyTorch's x.log_softmax(dim)), without forming the
@@ -465,14 +455,26 @@ class Reductions:
         x = _softmax_input(self, dim, dtype, "log_softmax")
         if x.ndim == 0 or x.shape[dim] == 0:
             return _elementwise_softmax(x, dim, "log_softmax")
-        shifted = x - x.max(axis=dim, keepdims=True).detach()
-        return shifted - shifted.exp().sum(axis=dim, keepdims=True).log()
+        return log_softmax_along(x, dim)
 
 
 attach_methods(Reductions)
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "all", "any", "var", "std", "softmax",
            "log_softmax"]
+
+
+def softmax_along(x: Tensor, axis: Any) -> Tensor:
+    """exp(x) / sum(exp(x)) along `axis`, from x - max(x) (the max out of the gradient): the
+    formula alone, unchecked (Tensor.softmax and nn.functional.softmax check their own input)."""
+    e = (x - x.max(axis=axis, keepdims=True).detach()).exp()
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax_along(x: Tensor, axis: Any) -> Tensor:
+    """log(softmax(x)) along `axis` without forming the softmax, as softmax_along."""
+    shifted = x - x.max(axis=axis, keepdims=True).detach()
+    return shifted - shifted.exp().sum(axis=axis, keepdims=True).log()
 
 
 def _elementwise_softmax(x: Tensor, dim: int, name: str) -> Tensor:
@@ -489,9 +491,7 @@ def _softmax_input(x: Tensor, dim: Any, dtype: Any, name: str) -> Tensor:
         x = x.astype(dtype)
     if not x.dtype.is_float:
         raise TypeError(f"{name}: takes a float tensor, not {x.dtype.name}; cast it (x.float()) or pass dtype=")
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"{name}: dim must be one int (the axis to normalize along), not {dim!r}")
-    normalize_axes(dim, x.ndim or 1)
+    one_axis(dim, x.ndim or 1, name)
     return x
 
 

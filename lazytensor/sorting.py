@@ -21,8 +21,8 @@ from .indexing import take, take_along_axis
 from .movement import flip
 from .ir.arith import cast
 from .operands import as_tensor, normalize_axes, same_device
-from .reductions import _accumulator
-from .tensor import Tensor, attach_methods
+from .reductions import _accumulator, _no_out
+from .tensor import Tensor, attach_methods, spelled_once
 
 
 
@@ -314,12 +314,8 @@ class Sorting:
         >>> lt.asarray([1, 2, 3]).cumsum(0).tolist()
         [1, 3, 6]
         """
-        if out is not None:
-            raise TypeError("cumsum: out= is not supported (a lazy result is a new tensor); assign the result instead")
-        if dim is not None:
-            if axis is not None:
-                raise TypeError("cumsum: give the axis once: axis (numpy's) or dim= (PyTorch's)")
-            axis = dim
+        _no_out(out, "cumsum")
+        axis = spelled_once("cumsum", axis, None, dim, "the axis as axis (numpy's) or dim= (PyTorch's)")
         if axis is None:
             return cumulative_sum(self.reshape(-1), axis=0, dtype=dtype)
         if self.ndim == 0:   # (PyTorch's: a 0-d tensor along dim 0 or -1)

@@ -36,6 +36,28 @@ Scalar = Union[bool, int, float]
 AxisError = np.exceptions.AxisError
 
 
+def one_axis(dim: Any, ndim: int, what: str) -> int:
+    """The one axis `dim` (an int, counting from the end where negative) of a tensor of `ndim`
+    axes, as a non-negative int: TypeError where it is no int, AxisError where out of range."""
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{what}: dim must be an int (an axis), not {dim!r}")
+    if not -ndim <= dim < ndim:
+        raise AxisError(f"{what}: dim {dim} is out of range for a tensor of {ndim} dimensions "
+                        f"(expected one in [{-ndim}, {ndim - 1}])")
+    return int(dim) % ndim
+
+
+def spelled_once(what: str, value: Any, default: Any, alias: Any, names: str) -> Any:
+    """An argument numpy and PyTorch spell apart (numpy's axis, PyTorch's dim=): `value` (which
+    is `default` where not given) or `alias` (None where not given), whichever was given; a
+    TypeError naming both spellings (`names`) where both were."""
+    if alias is None:
+        return value
+    if value is not default and value != default:
+        raise TypeError(f"{what}: give {names} once, not both ({value!r} and {alias!r})")
+    return alias
+
+
 class Tensor:
     """A lazy n-dimensional array on a device.
 
@@ -506,12 +528,7 @@ class Size(int):
     def __call__(self, dim: Any = None) -> Union[int, tuple[int, ...]]:
         if dim is None:
             return self.shape
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-            raise TypeError(f"size(dim): dim must be an int (an axis), not {dim!r}")
-        if not -len(self.shape) <= dim < len(self.shape):
-            raise AxisError(f"size({dim}): dimension out of range for a tensor of shape {self.shape} "
-                            f"(expected one in [{-len(self.shape)}, {len(self.shape) - 1}])")
-        return self.shape[dim]
+        return self.shape[one_axis(dim, len(self.shape), "size")]
 
     def __reduce__(self):   # (pickles and copies as the plain int it is)
         return int, (int(self),)

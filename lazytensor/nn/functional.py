@@ -15,6 +15,7 @@ from ..indexing import take
 from ..ir.arith import sum_of_products
 from ..ir.ops import Op
 from ..operands import as_tensor, operands, where
+from ..reductions import log_softmax_along, softmax_along
 from ..realize import realize_with_next, realized_value
 from ..tensor import Tensor
 from .attention import dropout, multi_head_attention_forward, scaled_dot_product_attention
@@ -110,9 +111,7 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
     >>> F.softmax(lt.asarray([0.0, 0.0]), dim=0).tolist()
     [0.5, 0.5]
     """
-    shifted = x - x.max(axis=dim, keepdims=True).detach()
-    e = shifted.exp()
-    return e / e.sum(axis=dim, keepdims=True)
+    return softmax_along(x, dim)
 
 
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
@@ -121,8 +120,7 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
     >>> [round(v, 4) for v in F.log_softmax(lt.asarray([0.0, 0.0]), dim=0).tolist()]
     [-0.6931, -0.6931]
     """
-    shifted = x - x.max(axis=dim, keepdims=True).detach()
-    return shifted - shifted.exp().sum(axis=dim, keepdims=True).log()
+    return log_softmax_along(x, dim)
 
 
 # ---- layers ---------------------------------------------------------------------------------------
