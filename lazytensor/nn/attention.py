@@ -13,6 +13,7 @@ import numpy as np
 from ..creation import arange, rand, zeros
 from ..manipulation import concat
 from ..operands import as_tensor, where
+from ..reductions import softmax_along
 from ..tensor import Tensor
 
 
@@ -65,15 +66,12 @@ def _softmax(scores: Tensor, safe: bool) -> Tensor:
     scaled_dot_product_attention does, rather than NaN: a -inf score stays -inf (not -inf - max,
     NaN where the max is -inf too), so such a row sums to 0, divided by 1 instead. (Both `where`s
     are of the row's own elements and sum: the kernels are those of the plain softmax.)"""
-    top = scores.max(axis=-1, keepdims=True).detach()
-    shifted = scores - top
-    if safe:
-        shifted = where(scores == -math.inf, -math.inf, shifted)
+    if not safe:
+        return softmax_along(scores, -1)
+    shifted = where(scores == -math.inf, -math.inf, scores - scores.max(axis=-1, keepdims=True).detach())
     e = shifted.exp()
     total = e.sum(axis=-1, keepdims=True)
-    if safe:
-        total = where(total == 0, 1.0, total).astype(scores.dtype)
-    return e / total
+    return e / where(total == 0, 1.0, total).astype(scores.dtype)
 
 
 def _check_broadcast(mask_shape: tuple, target: tuple, what: str) -> None:
