@@ -11,6 +11,9 @@ class Target:
     simd_bytes: int           # vector register width (64 for AVX-512)
     cores: int                # threads that run a parallel loop at once
     l1_bytes: int = 32 * 1024
+    # architectural vector registers (16 on x86-64 with AVX2, 32 with AVX-512 or on aarch64): a
+    # register tile keeps its accumulators in them, and one that does not fit spills every step
+    vector_registers: int = 16
     l2_bytes: int = 1024 * 1024      # per core (the packing heuristic keeps a panel in half of it)
     max_threads_per_block: int = 0   # gpu only (0: none stated)
     local_memory_bytes: int = 0      # a kernel's local arrays: a gpu block's shared memory, a cpu thread's stack share

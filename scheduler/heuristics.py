@@ -28,11 +28,21 @@ ELEMENTWISE_UNROLL = 2
 # (CacheWrite): 2048 float32 are 8 KB, well inside L1 beside the rows being read.
 CACHE_WRITE_TILE = 2048
 
-# Vector accumulators of a CacheWrite register tile: at most 16 (of AVX-512's 32; the rest hold
-# the broadcasts and loads), and at least 4 to be worth it. 4 rows x 4 vectors measured
-# 130-250 GFLOP/s on a 784x512 weight gradient here, against ~50 for a one-row tile.
+TILE_MIN_ACCUMULATORS = 4   # (fewer: not worth a tile)
+
+# Vector accumulators of a register tile (CacheWrite, or dot products): all but 4 of the
+# target's vector registers (those hold a step's loads and broadcasts), at most 16. 4 rows x 4
+# vectors measured 130-250 GFLOP/s on a 784x512 weight gradient on an AVX-512 CPU (32
+# registers), against ~50 for a one-row tile; on an AVX2 CPU (16 registers) the same tile
+# spilled: matmul 1024 at 64 GFLOP/s, against 175 with 4 x 2 (Zen 3, 2 cores).
 TILE_ACCUMULATORS = 16
-TILE_MIN_ACCUMULATORS = 4
+TILE_SPARE_REGISTERS = 4
+
+
+def tile_accumulators(target) -> int:
+    """The most vector accumulators a register tile may keep on `target`."""
+    return max(TILE_MIN_ACCUMULATORS, min(TILE_ACCUMULATORS, target.vector_registers - TILE_SPARE_REGISTERS))
+
 
 # Packing a panel (a block of columns of B in A @ B, all of K) into contiguous memory, once per
 # block of columns: worth it where the panel's rows lie at least 1 KB apart (rows 8 KB apart
@@ -55,7 +65,8 @@ SHORT_ROW_TILES = (8, 4, 2)
 
 # Register tiles (rows, columns) of dot products vectorized along the reduction, best first:
 # 4 x 4 keeps 16 vector accumulators; measured 148 GFLOP/s on x @ w.T (128x784 by 784x512)
-# here, against 48 for one dot product at a time.
+# on an AVX-512 CPU, against 48 for one dot product at a time. (A target takes the first that
+# fits in its tile_accumulators.)
 DOT_TILES = ((4, 4), (4, 2), (2, 4), (2, 2))
 
 # Reductions shorter than this keep one dot product at a time: a tile's lanes, added up at the

@@ -251,7 +251,7 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
         return tuple(prims)
     embedded = any(r.shape != shape for r in reduces)   # (a softmax: row reductions under an elementwise root)
     tileable = None if embedded else _tileable_reduction(expr, reduces)
-    dot_tile = _dot_tile_schedule(expr, *tileable[:2], work, lanes) if tileable else None
+    dot_tile = _dot_tile_schedule(expr, *tileable[:2], work, lanes, target) if tileable else None
     if dot_tile is not None:
         return dot_tile
     vector_axes = _outer_reduction_axes(shape, tileable, target) if tileable else []
@@ -395,7 +395,7 @@ def _batch_axes(shape: tuple[int, ...], r: Node, strides: list[tuple[int, ...]])
 
 
 def _dot_tile_schedule(expr: Node, r: Node, strides: list[tuple[int, ...]], work: int,
-                       lanes: int) -> Schedule | None:
+                       lanes: int, target: Target) -> Schedule | None:
     """Dot products in a register tile: where the reduction runs along an axis that every load
     reads contiguously (x @ w.T: both operands hold K innermost) and two loads are broadcast
     across different output axes (matmul-like reuse), an MR x NR tile of outputs accumulates
@@ -413,7 +413,8 @@ def _dot_tile_schedule(expr: Node, r: Node, strides: list[tuple[int, ...]], work
     if not rows:
         return None
     m, row = max(rows)
-    fit = next(((mr, nr) for mr, nr in H.DOT_TILES if m % mr == 0 and shape[col] % nr == 0), None)
+    most = H.tile_accumulators(target)
+    fit = next(((mr, nr) for mr, nr in H.DOT_TILES if mr * nr <= most and m % mr == 0 and shape[col] % nr == 0), None)
     if fit is None:
         return None
     mr, nr = fit
@@ -538,7 +539,7 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
             if not rows or width < H.CACHE_WRITE_MIN_LANES:
                 continue
             m, row = max(rows)
-            fit = _best_tile(m, shape[col], width)
+            fit = _best_tile(m, shape[col], width, H.tile_accumulators(target))
             if fit is not None:   # widest vectors, then most FMAs per load, then the last axis
                 rank = (-width, -_fmas_per_load(fit[0], fit[1] // width), col != last)
                 fits.append((rank, row, col, width, fit))
@@ -582,13 +583,13 @@ def _fmas_per_load(rows: int, vectors: int) -> float:
     return rows * vectors / (rows + vectors)
 
 
-def _best_tile(m: int, n: int, lanes: int) -> tuple[int, int] | None:
+def _best_tile(m: int, n: int, lanes: int, most: int) -> tuple[int, int] | None:
     """(rows, columns) of the register tile for an m x n output. The tile divides both (its
-    loops unroll fully; LLVM interleaves a power of two of vectors) and holds at most
-    H.TILE_ACCUMULATORS vectors. Most FMAs per load first (each step broadcasts `rows` values
+    loops unroll fully; LLVM interleaves a power of two of vectors) and holds at most `most`
+    vectors (H.tile_accumulators). Most FMAs per load first (each step broadcasts `rows` values
     and loads `vectors`: rows*vectors FMAs per rows+vectors loads), then most accumulators."""
-    fits = [(_fmas_per_load(mr, v), mr * v, mr, v) for mr in range(1, H.TILE_ACCUMULATORS + 1)
-            for v in (1, 2, 4, 8) if mr * v <= H.TILE_ACCUMULATORS and m % mr == 0 and n % (v * lanes) == 0]
+    fits = [(_fmas_per_load(mr, v), mr * v, mr, v) for mr in range(1, most + 1)
+            for v in (1, 2, 4, 8) if mr * v <= most and m % mr == 0 and n % (v * lanes) == 0]
     if not fits:
         return None
     _, _, mr, v = max(fits)

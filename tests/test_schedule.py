@@ -1,5 +1,6 @@
 """Schedules are data: any valid list of primitives gives the same values; heuristics pick
 parallel outer loops and vectorized inner loops; the cpu code really is vectorized."""
+import dataclasses
 import math
 
 import numpy as np
@@ -13,6 +14,12 @@ from lazytensor import pipeline
 from lazytensor.scheduler.collapse import collapse_axes
 from lazytensor.scheduler.schedule import (CacheRead, CacheWrite, Parallel, PartialSum, Reorder, Split, Unroll,
                                            Vectorize, reductions)
+
+# The heuristics answer to the target: tests of the schedules they pick state the one they mean,
+# a 2-core AVX-512 CPU (64-byte vectors, 32 registers), or an AVX2 one (32 bytes, 16 registers).
+AVX512 = dataclasses.replace(runtime("cpu").device.target, simd_bytes=64, vector_registers=32, cores=2,
+                             l2_bytes=1 << 20)
+AVX2 = dataclasses.replace(AVX512, simd_bytes=32, vector_registers=16)
 
 
 def kernels_of(*outputs: lt.Tensor) -> list:
@@ -259,9 +266,9 @@ def test_cache_write_is_refused_where_it_does_not_fit(operands):
         run_with_schedule(lt.asarray(a) * 2, [CacheWrite("i0")])
 
 
-def _schedule_of(out: lt.Tensor):
+def _schedule_of(out: lt.Tensor, target=AVX512):
     (spec,) = kernels_of(_matmul_kernel(out))
-    return schedule_of(spec)
+    return schedule_of(spec, target)
 
 
 def test_heuristic_tiles_outputs_for_a_strided_reduction():
@@ -439,14 +446,71 @@ def test_convolution_tiles_outputs_along_channels_with_packed_weights():
     x, w = lt.asarray(np.ones((2, 8, 12, 56), np.float32)), lt.asarray(np.ones((16, 8, 3, 3), np.float32))
     specs = kernels_of(lt.nn.functional.conv2d(x, w, padding=1))
     assert [bool(reductions(s.expr)) for s in specs][:2] == [False, True]   # the input padded once, then the sum
-    tiled = schedule_of(specs[1])
+    tiled = schedule_of(specs[1], AVX512)
     assert CacheRead(1, None) in tiled and CacheWrite("i3_i") in tiled and Vectorize("i1_i", 16) in tiled
     assert not any(isinstance(p, Reorder) and p.axes[0].startswith("r") for p in tiled)
     # a short output row with no tile of vectors along it: the same along channels
     w64 = lt.asarray(np.ones((64, 8, 3, 3), np.float32))
     specs = kernels_of(lt.nn.functional.conv2d(lt.asarray(np.ones((2, 8, 9, 9), np.float32)), w64))
-    tiled = schedule_of(specs[0])
+    tiled = schedule_of(specs[0], AVX512)
     assert CacheRead(1, None) in tiled and Vectorize("i1_i", 16) in tiled
+
+
+def _accumulators(schedule) -> int:
+    """The vectors a register tile keeps: its unrolled rows times its vectors a row."""
+    (tile,) = [p for p in schedule if isinstance(p, CacheWrite)]
+    vectorized = next(p.axis for p in schedule if isinstance(p, Vectorize))
+    unrolled = {p.axis: p.factor for p in schedule if isinstance(p, Unroll)}
+    return unrolled.get(tile.at, 1) * unrolled.get(vectorized, 1)
+
+
+@pytest.mark.parametrize("case", ["matmul", "weight-gradient", "conv", "dot"])
+def test_register_tiles_fit_the_targets_vector_registers(case):
+    """A tile's accumulators stay in registers with room for a step's loads: 16 vectors where
+    there are 32 registers (AVX-512), at most 12 where there are 16 (AVX2: a 4 x 4 tile there
+    spilled every step, matmul 1024 at a third of its speed)."""
+    x, g = lt.asarray(np.ones((1024, 1024), np.float32)), lt.asarray(np.ones((128, 512), np.float32))
+    if case == "conv":
+        out = lt.nn.functional.conv2d(lt.asarray(np.ones((8, 32, 56, 56), np.float32)),
+                                      lt.asarray(np.ones((64, 32, 3, 3), np.float32)), padding=1)
+        spec = kernels_of(out)[1]
+    elif case == "dot":   # x @ w.T: dot products along K, a tile of MR x NR of them
+        (spec,) = kernels_of(_matmul_kernel(x[:128] @ x[:512].T))
+    else:
+        (spec,) = kernels_of(_matmul_kernel(x @ x if case == "matmul" else g.T @ g))
+    for target, most in ((AVX512, 16), (AVX2, 12)):
+        schedule = schedule_of(spec, target)
+        if case == "dot":
+            unrolled = [p.factor for p in schedule if isinstance(p, Unroll)]
+            used = math.prod(unrolled)
+        else:
+            used = _accumulators(schedule)
+        assert 4 <= used <= most, (target.vector_registers, schedule)
+
+
+def test_llvm_is_told_the_schedule_on_every_loop():
+    """Every loop of the cpu source says what LLVM may do with it: a vectorized loop its width
+    and no unrolling before that (LLVM would unroll a short loop in full and re-vectorize the
+    statements along another axis), every other loop no vectorizing (LLVM vectorized the
+    reduction around a register tile along the reduction, and the tile was lost)."""
+    import re
+    rt = runtime("cpu")
+    x = lt.asarray(np.ones((256, 256), np.float32))
+    (spec,) = kernels_of(_matmul_kernel(x @ x))
+    from lazytensor.pipeline import compile_kernel
+    source = compile_kernel(spec, rt).source
+    loops = re.findall(r"!llvm\.loop (![0-9]+)", source)
+    nodes = dict(re.findall(r"^(![0-9]+) = (.*)$", source, re.M))
+    assert loops
+    kinds = []
+    for ref in loops:
+        props = [nodes[p] for p in re.findall(r"![0-9]+", nodes[ref])[1:]]
+        width = [int(re.search(r"i32 ([0-9]+)", p).group(1)) for p in props if "vectorize.width" in p]
+        assert len(width) == 1, props
+        kinds.append(width[0] > 1)
+        if width[0] > 1:
+            assert '!{!"llvm.loop.unroll.disable"}' in props, props
+    assert any(kinds) and not all(kinds)
 
 
 def test_row_reductions_run_once_per_row():

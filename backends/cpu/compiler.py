@@ -58,8 +58,16 @@ def host_target() -> Target:
     features = llvm.get_host_cpu_features()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return Target("cpu", simd_bytes=_host_vector_bytes(), cores=cores, hoists_reductions=True,
-                  local_memory_bytes=LOCAL_ARRAY_MAX_BYTES,
+                  local_memory_bytes=LOCAL_ARRAY_MAX_BYTES, vector_registers=vector_registers(features),
                   features=f"{llvm.get_host_cpu_name()} {features.flatten()}", scalar_ops=scalar_ops())
+
+
+def vector_registers(features: "llvm.FeatureMap") -> int:
+    """The host's vector registers: 32 with AVX-512 (zmm0-31; ymm16-31 too, on a CPU that prefers
+    256-bit vectors) and on aarch64 (v0-v31), 16 on other x86-64 (ymm0-15 with AVX2)."""
+    if llvm.get_default_triple().startswith(("aarch64", "arm64")):
+        return 32
+    return 32 if features.get("avx512f") else 16
 
 
 # The vector width the scheduler plans for is the one LLVM's loop vectorizer picks on its own for
