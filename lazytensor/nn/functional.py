@@ -18,6 +18,7 @@ from ..operands import as_tensor, operands, where
 from ..reductions import log_softmax_along, softmax_along
 from ..realize import realize_with_next, realized_value
 from ..tensor import Tensor
+from ..views import apply as apply_moves
 from .attention import dropout, multi_head_attention_forward, scaled_dot_product_attention
 
 IntPair = Union[int, Sequence[int]]
@@ -141,33 +142,42 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
 def _windows(x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]) -> Tensor:
     """The sliding windows of the last len(kernel) axes as a view: (..., i1, i2) ->
     (..., o1, o2, k1, k2), element [o, k] = x[o * stride + k * dilation]. No copy: the view is
-    built from repeat (expand + reshape), slices and permutes, so a kernel indexes x directly."""
+    built from repeat (expand + reshape), slices and permutes, so a kernel indexes x directly.
+    (The movement ops are made on the graph in one go: a conv2d or pool call makes ~30 of them,
+    and as tensor views they cost a millisecond a call.)"""
+    moves, shape = [], x.shape
     n = len(kernel)
     lead = x.ndim - n
     for a in reversed(range(n)):   # windows of the last axis first; each pair (o, k) goes to the end
-        order = [d for d in range(x.ndim) if d != lead + a] + [lead + a]
-        x = _windows_last_axis(x.permute(*order), kernel[a], stride[a], dilation[a])
+        order = tuple(d for d in range(len(shape)) if d != lead + a) + (lead + a,)
+        moves.append((Op.PERMUTE, order))
+        shape = _windows_last_axis(tuple(shape[d] for d in order), kernel[a], stride[a], dilation[a], moves)
     # now (..., o_n, k_n, ..., o_1, k_1): gather the o's, then the k's
     outs = [lead + 2 * (n - 1 - a) for a in range(n)]
-    return x.permute(*range(lead), *outs, *[o + 1 for o in outs])
+    moves.append((Op.PERMUTE, (*range(lead), *outs, *[o + 1 for o in outs])))
+    return x._new(apply_moves(x.node, tuple(moves)))
 
 
-def _windows_last_axis(x: Tensor, k: int, s: int, d: int) -> Tensor:
-    # Row r of x repeated (period ip) and cut into rows of length ip + d starts at x[r * d]:
-    # element (r, j) is x[(r*d + j) mod ip]. Taking j = o*s gives the window element x[o*s + r*d],
-    # which never wraps since (k-1)*d + (o-1)*s < i <= ip.
-    i = x.shape[-1]
+def _windows_last_axis(shape: tuple[int, ...], k: int, s: int, d: int, moves: list) -> tuple[int, ...]:
+    """Append to `moves` the movement ops that make the windows of the last axis of `shape`:
+    (..., i) -> (..., o, k); the resulting shape. Row r of x repeated (period ip) and cut into
+    rows of length ip + d starts at x[r * d]: element (r, j) is x[(r*d + j) mod ip]. Taking
+    j = o*s gives the window element x[o*s + r*d], which never wraps since (k-1)*d + (o-1)*s <
+    i <= ip."""
+    i, lead = shape[-1], shape[:-1]
+    whole = tuple((0, m, 1) for m in lead)
     o = (i - d * (k - 1) - 1) // s + 1
-    lead = x.shape[:-1]
     ip = max(i, o * s)
     if ip > i:
-        x = x.pad(((0, 0),) * len(lead) + ((0, ip - i),))
+        moves.append((Op.PAD, ((0, 0),) * len(lead) + ((0, ip - i),)))
     length = ip + d
     repeats = -(-k * length // ip)
-    rows = x.reshape(lead + (1, ip)).broadcast_to(lead + (repeats, ip)).reshape(lead + (repeats * ip,))
-    rows = rows[..., :k * length].reshape(lead + (k, length))
-    picked = rows[..., :o * s].reshape(lead + (k, o, s))[..., 0]     # (..., k, o)
-    return picked.permute(*range(len(lead)), len(lead) + 1, len(lead))
+    moves += [(Op.RESHAPE, lead + (1, ip)), (Op.EXPAND, lead + (repeats, ip)), (Op.RESHAPE, lead + (repeats * ip,)),
+              (Op.SHRINK, whole + ((0, k * length, 1),)), (Op.RESHAPE, lead + (k, length)),   # rows[..., :k*length]
+              (Op.SHRINK, whole + ((0, k, 1), (0, o * s, 1))), (Op.RESHAPE, lead + (k, o, s)),
+              (Op.SHRINK, whole + ((0, k, 1), (0, o, 1), (0, 1, 1))), (Op.RESHAPE, lead + (k, o)),   # [..., 0]
+              (Op.PERMUTE, (*range(len(lead)), len(lead) + 1, len(lead)))]
+    return lead + (o, k)
 
 
 def _spatial_args(x: Tensor, what: str, kernel: tuple[int, int], stride: tuple[int, int],
