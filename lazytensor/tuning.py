@@ -39,6 +39,7 @@ from . import pipeline, tuned
 from .backends.runtime import CompiledKernel, Runtime
 from .devices import canonical_device, default_device, loaded_runtimes, runtime
 from .ir import loop
+from .ir.loop_print import format_kernel
 from .ir.target import Target
 from .scheduler.fusion import KernelSpec
 from .scheduler.schedule import (CacheRead, CacheWrite, Parallel, Reorder, Schedule, Split, Unroll, Vectorize,
@@ -117,7 +118,7 @@ def candidates(kernel: KernelSpec, target: Target, limit: int = 32) -> list[Sche
     expr, heuristic, _ = pipeline.loops(kernel, target)
     space = _Space(kernel, target)
     found = [heuristic]
-    space.tried.add(heuristic)
+    space.lowered(heuristic)
     for schedule in [*alternative_schedules(expr, target), *neighbours(heuristic)]:
         if len(found) >= limit:
             break
@@ -127,11 +128,14 @@ def candidates(kernel: KernelSpec, target: Target, limit: int = 32) -> list[Sche
 
 
 class _Space:
-    """The schedules of one kernel tried so far, and lowering them (None: refused)."""
+    """The schedules of one kernel tried so far, and lowering them (None: refused, or lowered to
+    the loops of a schedule tried before: an unroll factor doubled past its loop's extent, a
+    split by more than its axis, spend no trial)."""
 
     def __init__(self, kernel: KernelSpec, target: Target):
         self.kernel, self.target = kernel, target
         self.tried: set[Schedule] = set()
+        self.programs: set[str] = set()
 
     def lowered(self, schedule: Schedule) -> Optional[Candidate]:
         if schedule in self.tried:
@@ -141,6 +145,10 @@ class _Space:
             _, _, lowered = pipeline.loops(self.kernel, self.target, schedule)
         except Exception:   # (a schedule the lowering refuses, or local arrays that do not fit)
             return None
+        program = format_kernel(lowered)
+        if program in self.programs:
+            return None
+        self.programs.add(program)
         return Candidate(schedule, lowered)
 
 
@@ -264,6 +272,7 @@ def tune_kernel(kernel: KernelSpec, rt: Runtime, trials: int = DEFAULT_TRIALS, r
         progress(1)
     space, model, rng = _Space(kernel, target), CostModel(), random.Random(seed)
     space.tried.add(heuristic)
+    space.programs.add(format_kernel(lowered))
     model.add(heuristic, first.seconds)
     timed = {heuristic: first.seconds}
     seeds = alternative_schedules(expr, target)
