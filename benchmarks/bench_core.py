@@ -154,23 +154,24 @@ def _numpy_conv(img: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.nda
 def limits(repeat: int) -> tuple[float, float]:
     """The machine's limits as this process sees them: copy bandwidth (numpy copying 256 MB,
     read + write) and FMA throughput (one lazytensor kernel of nothing but FMAs over a
-    array on every core: 8 independent chains of 32, joined by FMAs too; ~270 FMAs per element
+    array on every core: 8 independent chains of 13, joined by FMAs too; ~110 FMAs per element
     read make it compute-bound, and the array is large enough that building the graph of the
     call, ~0.3 ms, is a few percent of its time). 8 chains, unrolled twice, are 16 vectors in
     flight: enough to cover an FMA's latency on two units, and they fit in 16 vector registers
-    (AVX2; 16 chains spilled there, and the probe read 70% of the peak a matmul reaches).
+    (AVX2); the expression stays under MAX_KERNEL_NODES, so it is one kernel (16 chains of 17
+    were three, each through memory: the probe read half of what a matmul reaches on Zen 3).
     Returns (bytes/s, FLOP/s)."""
     src = np.ones(1 << 26, dtype=np.float32)
     dst = np.empty_like(src)
     copy = median_time(lambda: np.copyto(dst, src), repeat)
     v = lt.asarray(np.ones((1024, 4096), dtype=np.float32))
     chains = [v * (1.0 + i / 64) + 0.5 for i in range(8)]
-    for _ in range(32):
+    for _ in range(12):
         chains = [t * 0.999 + 0.001 for t in chains]
     total = chains[0]
     for t in chains[1:]:
         total = total * 0.5 + t
-    fmas = 8 * 33 + 7
+    fmas = 8 * 13 + 7
     peak = median_time(lambda: lt.realize(total * 1.0), repeat)   # (a fresh tensor: computed each call)
     return 2 * src.nbytes / copy, 2 * fmas * v.size / peak
 
