@@ -118,6 +118,9 @@ def tune_tvm(case: Case, trials: int) -> tuple[Callable[[], object], dict]:
         records = len(database.get_all_tuning_records())
         began = time.perf_counter()
         schedule = ms.tir_integration.compile_tir(database, func, target)
+        if schedule is None:   # (no candidate ran: seen on a loaded 2-core Zen 3, 25 minutes for 64 trials)
+            raise RuntimeError(f"TVM's tuning measured no valid schedule in {tuning:.0f} s "
+                               f"({records} tuning records); see its logs in the work dir")
         module = tvm.compile(schedule.mod, target=target).mod
         build = time.perf_counter() - began
     dev = tvm.cpu()
