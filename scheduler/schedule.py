@@ -137,7 +137,8 @@ def alternative_schedules(expr: Node, target: Target) -> list[Schedule]:
     the untiled schedule where they chose a tiled matmul, and where work-items have SIMD lanes
     of their own, the cpu's schedule (`work_item_schedule`)."""
     if not target.launches_blocks:
-        return []
+        packed = cpu_schedule(expr, target, pack_panels=True)
+        return [packed] if packed != cpu_schedule(expr, target) else []
     found = [work_item_schedule(expr, target)] if target.simd_bytes >= H.GPU_WORK_ITEM_SIMD_BYTES else []
     if reductions(expr) and expr.shape:
         found += [gpu_schedule(expr, target, per_thread=True, tiled=False),
@@ -221,11 +222,13 @@ def _gpu_matmul_schedule(expr: Node, reduces: list[Node], target: Target) -> Sch
             red, *[CacheRead(x.arg[0], red.outer) for x in loads])
 
 
-def cpu_schedule(expr: Node, target: Target) -> Schedule:
+def cpu_schedule(expr: Node, target: Target, pack_panels: bool = False) -> Schedule:
     """CPU heuristics: the outer loop in parallel chunks on every core when there is enough work,
     the innermost loop vectorized for the SIMD width (with several accumulators in reductions).
     Matmul-like reductions get register tiles (CacheWrite): dot products along a contiguous K,
-    or rows of outputs updated per element of a strided reduction (weight gradients, A @ B)."""
+    or rows of outputs updated per element of a strided reduction (weight gradients, A @ B).
+    `pack_panels`: a tile packs a strided input's panel wherever that is valid (the tuner's
+    alternative), not only where the thresholds say it pays."""
     shape = expr.shape
     reduces = reductions(expr)
     # as many lanes as the widest value in the kernel fits in one vector register
@@ -256,7 +259,7 @@ def cpu_schedule(expr: Node, target: Target) -> Schedule:
         return dot_tile
     vector_axes = _outer_reduction_axes(shape, tileable, target) if tileable else []
     if vector_axes:
-        tiled = _register_tile_schedule(shape, vector_axes, work, lanes, tileable, target)
+        tiled = _register_tile_schedule(shape, vector_axes, work, lanes, tileable, target, pack_panels)
         if tiled is not None:
             return tiled
         # the longest such axis (the last on a tie: contiguous stores), as wide as it allows:
@@ -498,30 +501,32 @@ def _read_once(load: Node, loads: list[Node]) -> bool:
 
 
 def _panel_to_pack(shape: tuple[int, ...], tileable: Tileable, row: int, col: int, mr: int, nr: int,
-                   target: Target) -> int | None:
+                   target: Target, always: bool = False) -> int | None:
     """The input whose panel a register tile should read packed (BLAS style), or None. That is
     the load the tile reads as vectors along its columns and that steps through memory with a
     long stride per reduced element (B in A @ B: rows N floats apart, which map to few cache
     sets and evict each other; packed, a block of columns is one contiguous stream). Worth it
     where many blocks of rows reuse each packed panel, the panel fits in half of a core's L2,
     there are column blocks for every core, and no other output axis (a batch) would multiply
-    the panel."""
+    the panel. `always`: wherever the panel fits and no batch multiplies it, those guesses of
+    what pays aside (the tuner measures)."""
     r, strides, loads = tileable
     k = math.prod(r.src[0].shape[a] for a in r.arg)
-    if any(n > 1 for d, n in enumerate(shape) if d not in (row, col)) or shape[row] // mr < H.PACK_MIN_REUSE or \
-            shape[col] // nr < 2 * target.cores:
+    if any(n > 1 for d, n in enumerate(shape) if d not in (row, col)):
+        return None
+    if not always and (shape[row] // mr < H.PACK_MIN_REUSE or shape[col] // nr < 2 * target.cores):
         return None
     for st, load in zip(strides, loads):
-        if not _read_once(load, loads):
+        if not _read_once(load, loads) or st[col] != 1 or st[row] != 0 or \
+                k * nr * load.dtype.itemsize > H.pack_panel_bytes(target):
             continue
-        if st[col] == 1 and st[row] == 0 and any(abs(st[a]) * load.dtype.itemsize >= H.PACK_MIN_STRIDE_BYTES
-                                                 for a in r.arg) and k * nr * load.dtype.itemsize <= H.pack_panel_bytes(target):
+        if always or any(abs(st[a]) * load.dtype.itemsize >= H.PACK_MIN_STRIDE_BYTES for a in r.arg):
             return load.arg[0]
     return None
 
 
 def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work: int, lanes: int,
-                            tileable: Tileable, target: Target) -> Schedule | None:
+                            tileable: Tileable, target: Target, pack_panels: bool = False) -> Schedule | None:
     """A register-blocked micro-kernel, BLAS style: an MR x NR tile of outputs (NR along one of
     `vector_axes`, rows from the longest other output axis) stays in registers while the
     reduction runs: per reduced element, MR broadcasts and NR/lanes vector loads feed
@@ -551,7 +556,7 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
             batch = [d for d in _batch_axes(shape, r, strides) if d not in (row, col)]
             prims, tile_col = _packed_tile_loops(shape, row, col, mr, nr, work, once, batch)
             return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width))
-        pack = _panel_to_pack(shape, tileable, row, col, mr, nr, target)
+        pack = _panel_to_pack(shape, tileable, row, col, mr, nr, target, always=pack_panels)
         prims, tile_col = _tile_loops(shape, row, col, mr, nr, work, pack)
         return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width)) + _longest_reduction_innermost(r)
     # a short last axis (a 10-class layer) is a whole row of the tile
