@@ -564,3 +564,21 @@ def test_the_tuner_is_offered_a_packed_panel_where_the_heuristics_do_not_pack(sh
     for schedule in alternative_schedules(expr, host):   # (on this host: run, and right)
         got = run_with_schedule(out, schedule).reshape(m, k)
         np.testing.assert_allclose(got, g.T.astype(np.float64) @ x, rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("cols", [64, 37, 1], ids=str)
+def test_a_wide_value_broadcast_along_the_row_keeps_the_rows_vectors_wide(cols):
+    """A float64 value the same along the vectorized axis (a row's sum, broadcast: softmax's
+    gradient) is computed once per vector: float32 math around it vectorizes 8 lanes on AVX2
+    (32 bytes), not 4; what varies along the row in float64 still sets the width."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((48, cols)).astype(np.float32)
+    row = rng.uniform(1, 2, (48, 1))              # float64
+    lx, lrow = lt.asarray(x), lt.asarray(row)
+    out = (lx / lrow.astype(np.float32)).exp() * 0.5
+    (spec,) = kernels_of(out)
+    if cols > 1:
+        assert Vectorize("i1", 8) in schedule_of(spec, AVX2)
+        (wide,) = kernels_of(lx.astype(np.float64) * lrow)
+        assert Vectorize("i1", 4) in schedule_of(wide, AVX2)
+    np.testing.assert_allclose(out.numpy(), np.exp(x / row.astype(np.float32)) * 0.5, rtol=1e-6)
