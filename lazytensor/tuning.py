@@ -115,10 +115,10 @@ def neighbours(schedule: Schedule) -> Iterator[Schedule]:
 def candidates(kernel: KernelSpec, target: Target, limit: int = 32) -> list[Schedule]:
     """Up to `limit` distinct schedules that lower, the heuristic one first, then the
     alternative seeds and the heuristic one's neighbours."""
-    expr, heuristic, _ = pipeline.loops(kernel, target)
+    expr, heuristic, lowered = pipeline.loops(kernel, target)
     space = _Space(kernel, target)
     found = [heuristic]
-    space.lowered(heuristic)
+    space.add(heuristic, lowered)
     for schedule in [*alternative_schedules(expr, target), *neighbours(heuristic)]:
         if len(found) >= limit:
             break
@@ -145,6 +145,11 @@ class _Space:
             _, _, lowered = pipeline.loops(self.kernel, self.target, schedule)
         except Exception:   # (a schedule the lowering refuses, or local arrays that do not fit)
             return None
+        return self.add(schedule, lowered)
+
+    def add(self, schedule: Schedule, lowered: loop.Kernel) -> Optional[Candidate]:
+        """Count `schedule`, lowered to `lowered`, as tried; None where its loops were tried."""
+        self.tried.add(schedule)
         program = format_kernel(lowered)
         if program in self.programs:
             return None
@@ -271,8 +276,7 @@ def tune_kernel(kernel: KernelSpec, rt: Runtime, trials: int = DEFAULT_TRIALS, r
     if progress:
         progress(1)
     space, model, rng = _Space(kernel, target), CostModel(), random.Random(seed)
-    space.tried.add(heuristic)
-    space.programs.add(format_kernel(lowered))
+    space.add(heuristic, lowered)
     model.add(heuristic, first.seconds)
     timed = {heuristic: first.seconds}
     seeds = alternative_schedules(expr, target)

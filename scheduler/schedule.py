@@ -300,7 +300,7 @@ def _widest_varying(expr: Node, axis: int) -> int:
     varying: dict[Node, bool] = {}
     for n in toposort([expr]):
         if n.op is Op.LOAD:
-            strides = _load_strides(n)[0][0]   # (over the kernel's index space, where it is one map)
+            strides = _strides(n)   # (over the kernel's index space, where it is one map)
             varying[n] = strides is None or len(strides) != len(expr.shape) or strides[axis] != 0
         elif n.op is Op.CONST:
             varying[n] = False
@@ -355,8 +355,13 @@ def _load_strides(node: Node) -> tuple[list[tuple[int, ...] | None], list[Node]]
     """The memory strides of every load under `node` over its index space (None for a load
     through several views that are not one affine map), and the loads."""
     loads = [n for n in toposort([node]) if n.op is Op.LOAD]
-    return [n.arg[1].views[0].strides if len(n.arg[1].views) == 1 else
-            n.arg[1].affine[0] if n.arg[1].affine is not None else None for n in loads], loads
+    return [_strides(n) for n in loads], loads
+
+
+def _strides(load: Node) -> tuple[int, ...] | None:
+    """The memory strides of one load over its index space (None: not one affine map)."""
+    views = load.arg[1]
+    return views.views[0].strides if len(views.views) == 1 else views.affine[0] if views.affine is not None else None
 
 
 Tileable = tuple[Node, list[tuple[int, ...]], list[Node]]
