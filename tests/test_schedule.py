@@ -513,6 +513,24 @@ def test_llvm_is_told_the_schedule_on_every_loop():
     assert any(kinds) and not all(kinds)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "float16", "int8", "bool"])
+def test_padded_reads_in_vectorized_loops(dtype):
+    """A padded read in a vectorized loop is a load in a branch (which LLVM makes a masked vector
+    load; a select on the index made it gather the lanes one by one) where the element has 4 or
+    8 bytes, a select elsewhere: values as numpy's, at the buffer's first and last elements, in
+    reversed views, with the pad value anything."""
+    from lazytensor.pipeline import compile_kernel
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal((5, 67)) * 20).astype(dtype)
+    widths = ((2, 3), (5, 4))
+    for view, value in ((lambda v: v, 0), (lambda v: v[::-1, ::-1], 3)):
+        x = view(lt.asarray(a)).pad(widths, value)
+        (spec,) = kernels_of(x)
+        source = compile_kernel(spec, runtime("cpu")).source
+        assert ("guarded" in source) == (np.dtype(dtype).itemsize >= 4), source
+        np.testing.assert_array_equal(x.numpy(), np.pad(view(a), widths, constant_values=value))
+
+
 def test_row_reductions_run_once_per_row():
     """In a softmax kernel the row max and sum loops run in the row loop, before the loop over
     the row's elements, not inside it (which would cost a row's work per element)."""
