@@ -181,8 +181,9 @@ def f32_points(op: str) -> np.ndarray:
                   bits_around(np.sqrt(0.5), 50_000), bits_around(np.sqrt(2.0), 50_000),
                   np.arange(1, 2**23, 37, dtype=np.uint32).view(np.float32),  # subnormals
                   bits_around(np.finfo(np.float32).max, 50_000)[:50_000]]
-    elif op == "erf":   # tiny |x| (erf ~ 2x/sqrt(pi)), the switch to 1 - erfc at 1, rounding to 1
-        grids += [bits_around(tiny, 50_000), bits_around(0.0, 50_000), bits_around(1.0, 200_000),
+    elif op == "erf":   # tiny |x| (erf ~ 2x/sqrt(pi)), the switches at 0.75 and 2, rounding to 1
+        grids += [bits_around(tiny, 50_000), bits_around(0.0, 50_000), bits_around(0.75, 200_000),
+                  bits_around(2.0, 100_000), bits_around(-0.75, 50_000), bits_around(4.0, 50_000),
                   bits_around(-1.0, 50_000), np.linspace(-6, 6, 400_001, dtype=np.float32),
                   bits_around(3.9192059, 50_000)]
     elif op == "tanh":
