@@ -531,10 +531,10 @@ def _panel_to_pack(shape: tuple[int, ...], tileable: Tileable, row: int, col: in
     """The input whose panel a register tile should read packed (BLAS style), or None. That is
     the load the tile reads as vectors along its columns and that steps through memory with a
     long stride per reduced element (B in A @ B: rows N floats apart, which map to few cache
-    sets and evict each other; packed, a block of columns is one contiguous stream). Worth it
-    where many blocks of rows reuse each packed panel, the panel fits in half of a core's L2,
-    there are column blocks for every core, and no other output axis (a batch) would multiply
-    the panel. `always`: wherever the panel fits and no batch multiplies it, those guesses of
+    sets and evict each other; or many rows that span more of L2 than it holds at that stride;
+    packed, a block of columns is one contiguous stream). Worth it where many blocks of rows
+    reuse each packed panel, the panel fits in half of a core's L2, there are column blocks
+    for every core, and no other output axis (a batch) would multiply the panel. `always`: wherever the panel fits and no batch multiplies it, those guesses of
     what pays aside (the tuner measures)."""
     r, strides, loads = tileable
     k = math.prod(r.src[0].shape[a] for a in r.arg)
@@ -546,7 +546,8 @@ def _panel_to_pack(shape: tuple[int, ...], tileable: Tileable, row: int, col: in
         if not _read_once(load, loads) or st[col] != 1 or st[row] != 0 or \
                 k * nr * load.dtype.itemsize > H.pack_panel_bytes(target):
             continue
-        if always or any(abs(st[a]) * load.dtype.itemsize >= H.PACK_MIN_STRIDE_BYTES for a in r.arg):
+        stride = max(abs(st[a]) for a in r.arg) * load.dtype.itemsize
+        if always or stride >= H.PACK_MIN_STRIDE_BYTES or k * stride >= H.pack_span_bytes(target):
             return load.arg[0]
     return None
 

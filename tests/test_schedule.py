@@ -388,6 +388,17 @@ def test_heuristic_packs_the_strided_panel_of_a_large_matmul():
     assert not any(isinstance(p, CacheRead) for p in _schedule_of(a @ b[:, :128]))   # rows 512 B apart
 
 
+def test_heuristic_packs_a_panel_whose_rows_span_much_of_l2():
+    """B's rows 512 B apart, but 2048 of them span 1 MB, more than a quarter of L2: rows at that
+    stride share an eighth of the cache sets, so read in place they evict each other (90
+    against 196 GFLOP/s packed on a Zen 3); 128 of them (64 KB) stay, and are read in place.
+    (On AVX2: AVX-512's 64-column blocks would leave too few blocks for the cores.)"""
+    long_k = lt.asarray(np.ones((128, 2048), np.float32)) @ lt.asarray(np.ones((2048, 128), np.float32))
+    short_k = lt.asarray(np.ones((128, 128), np.float32)) @ lt.asarray(np.ones((128, 128), np.float32))
+    assert CacheRead(1, "i2_o") in _schedule_of(long_k, AVX2)
+    assert not any(isinstance(p, CacheRead) for p in _schedule_of(short_k, AVX2))
+
+
 @pytest.mark.parametrize("case", ["plain", "f64", "flipped", "strided-b", "self", "long-k"])
 def test_packed_matmuls_match_numpy(case):
     """Shapes that take the packed-panel heuristic, with a fused bias + relu epilogue; B read
