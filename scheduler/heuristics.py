@@ -23,6 +23,8 @@ PARTIAL_SUM_ACCUMULATORS = 8
 # Vector registers unrolled in an elementwise loop: 2 hides the loop overhead; more only grows
 # code, since elementwise kernels are bound by memory bandwidth.
 ELEMENTWISE_UNROLL = 2
+CACHE_LINE_BYTES = 64
+TRANSPOSE_BLOCK_BYTES = 128   # a transposing copy's block along its source's contiguous axis
 
 # Outputs a cpu kernel keeps in a local array while a strided reduction runs outside them
 # (CacheWrite): 2048 float32 are 8 KB, well inside L1 beside the rows being read.
