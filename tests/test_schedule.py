@@ -524,6 +524,27 @@ def test_llvm_is_told_the_schedule_on_every_loop():
     assert any(kinds) and not all(kinds)
 
 
+def test_computations_that_read_no_loop_variable_run_once_before_the_loops():
+    """AdamW's bias correction, 1 - beta**t from the step count, calls the C library's expm1:
+    rendered before the loops, the loop over the elements calls nothing and vectorizes (in the
+    loop, the call ran twice per element, scalar). Values as numpy's, also for a zero step."""
+    from lazytensor.pipeline import compile_kernel
+    rng = np.random.default_rng(3)
+    m, v = rng.standard_normal((64, 100)).astype(np.float32), rng.random((64, 100)).astype(np.float32)
+    for step in (3.0, 0.0):
+        t = lt.asarray(np.float32(step))
+        out = lt.asarray(m) / -lt.expm1(t * -0.1) / (lt.sqrt(lt.asarray(v) / -lt.expm1(t * -0.001)) + 1e-8)
+        (spec,) = kernels_of(out)
+        source = compile_kernel(spec, runtime("cpu")).source
+        body = source[source.index("define internal"):]
+        assert body.index("@expm1f") < body.index(".cond"), body   # called before the first loop
+        assert "llvm.loop.vectorize.width\", i32 8" in source or "i32 16" in source
+        with np.errstate(divide="ignore", invalid="ignore"):
+            want = m / -np.expm1(np.float32(step) * np.float32(-0.1)) / \
+                (np.sqrt(v / -np.expm1(np.float32(step) * np.float32(-0.001))) + np.float32(1e-8))
+        np.testing.assert_allclose(out.numpy(), want, rtol=2e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "float16", "int8", "bool"])
 def test_padded_reads_in_vectorized_loops(dtype):
     """A padded read in a vectorized loop is a load in a branch (which LLVM makes a masked vector

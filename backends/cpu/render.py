@@ -70,6 +70,7 @@ class _Renderer:
         params = ", ".join(f"ptr noalias %buf{i}" for i in range(len(k.params)))
         allocas = self._allocas()
         self.lines = []
+        self._hoist_invariants()
         for stmt in k.body:
             self._stmt(stmt)
         body = "\n".join(allocas + self.lines)
@@ -102,6 +103,27 @@ class _Renderer:
         for array in self.kernel.local_arrays:   # a tile of outputs (CacheWrite), on the stack
             out.append(f"  %{array.name} = alloca [{array.size} x {LLVM_TYPE[array.dtype.name]}], align 64")
         return list(dict.fromkeys(out))   # a loop variable may drive several loops
+
+    def _hoist_invariants(self) -> None:
+        """Render first, before any loop, each largest computation in the kernel that reads no
+        loop variable (an optimizer's bias correction 1 - beta**t from the step count): once,
+        not once per element. LLVM hoists such code itself, but not a C library call (expm1f
+        might set errno): AdamW's update, 128x128, called expm1f twice per element, in a loop
+        the call kept scalar, 290 us against 12 with the call hoisted."""
+        variant: dict[Expr, bool] = {}
+        for stmt in loop.walk(self.kernel.body):
+            for root in _expressions(stmt):
+                for e in loop.postorder(root):
+                    if e not in variant:
+                        variant[e] = isinstance(e, (Var, loop.LocalLoad)) or \
+                            any(variant[c] for c in loop.children(e))
+                stack = [root]
+                while stack:
+                    e = stack.pop()
+                    if isinstance(e, Alu) and not variant[e]:
+                        self.expr(e)   # (kept in the outermost scope: every loop finds it there)
+                    else:
+                        stack.extend(loop.children(e))
 
     # ---- statements -----------------------------------------------------------------------
 
@@ -328,3 +350,18 @@ class _Renderer:
 
     def intrinsic(self, base: str, t: str, args: list[str], extra: list[tuple[str, str]] = ()) -> str:
         return self.call(f"llvm.{base}.{_INTRINSIC_SUFFIX[t]}", t, [(t, a) for a in args] + list(extra))
+
+
+def _expressions(stmt: loop.Stmt) -> tuple[Expr, ...]:
+    """The expressions a statement evaluates (a loop: its bounds, not its body's)."""
+    if isinstance(stmt, For):
+        return (stmt.start, stmt.stop)
+    if isinstance(stmt, loop.Store):
+        return (stmt.index, stmt.value)
+    if isinstance(stmt, loop.LocalStore):
+        return (stmt.index, stmt.value)
+    if isinstance(stmt, loop.Declare):
+        return (stmt.init,)
+    if isinstance(stmt, loop.Assign):
+        return (stmt.value,)
+    return ()
