@@ -38,7 +38,8 @@ from .ir.passes import optimize
 from .ir.target import Target
 from .ir.verify import IRError, verify, verify_kernel_expression, verify_loops
 from .scheduler.collapse import collapse_axes
-from .scheduler.fusion import KernelSpec, fuse
+from .scheduler.fusion import CopyTransposed, KernelSpec, fuse
+from .scheduler.heuristics import pack_span_bytes
 from .scheduler.lower import check_fits, lower
 from .scheduler.schedule import Schedule, heuristic_schedule, reductions
 
@@ -67,7 +68,8 @@ def kernels(outputs: list[Node], target: Target, leaves: Sequence[Node] = ()) ->
     if lowered is not bases:
         bases = optimize(lowered)
         _check_graph(bases, "lowered graph")
-    specs = fuse(bases, hoist_reductions=target.hoists_reductions)
+    copies = None if target.launches_blocks else CopyTransposed(pack_span_bytes(target), 2 * target.simd_bytes)
+    specs = fuse(bases, hoist_reductions=target.hoists_reductions, transposed_copies=copies)
     if _wanted("fuse") or _verifying():
         for i, spec in enumerate(specs):
             if spec.root.op not in OPAQUE:

@@ -495,3 +495,18 @@ print("ok")
     done = run_python(code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_the_cpu_target_states_this_machines_caches(tmp_path, monkeypatch):
+    """The cpu target's L1 and L2 sizes are the machine's where Linux describes them (the packing
+    heuristics size panels by L2), and the defaults where it does not."""
+    import os
+    from lazytensor.backends.cpu import compiler
+    from lazytensor.ir.target import Target
+    target = compiler.host_target()
+    assert 8 << 10 <= target.l1_bytes <= target.l2_bytes <= 64 << 20
+    if os.path.isdir("/sys/devices/system/cpu/cpu0/cache"):
+        assert compiler.cache_bytes(2, 0) == target.l2_bytes > 0
+    assert compiler.cache_bytes(9, 1234) == 1234
+    monkeypatch.setattr(compiler.os, "listdir", lambda path: (_ for _ in ()).throw(OSError("no sysfs")))
+    assert compiler.cache_bytes(2, Target.l2_bytes) == Target.l2_bytes
