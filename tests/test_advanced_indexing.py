@@ -371,6 +371,26 @@ def test_index_add_matches_np_add_at_accelerators(device, data):
     _index_add_case(data, device)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_scatter_add_of_many_repeats_is_np_add_at_bit_for_bit(axis, dtype):
+    """The cpu's scatter-add into zeros (an embedding's gradient): indices repeated a few times
+    and hundreds of times (a character model's spaces) sum each target's rows in index order,
+    as np.add.at does: the same bits, -0.0 rows and negative indices included."""
+    from lazytensor.ir.rules import SCATTER_ROUNDS, scatter_add_into
+    rng = np.random.default_rng(21)
+    index = np.where(rng.random((40, 25)) < 0.4, 3, rng.integers(-200, 200, (40, 25)))   # 3: ~400 times
+    values = random_array(rng, (6,) * axis + (40, 25, 16), np.dtype(dtype))
+    values[..., ::5, :] = 0 if dtype == "int32" else -0.0
+    out = np.zeros((6,) * axis + (200, 16), dtype)
+    scatter_add_into(out, index, values, axis)
+    want = np.zeros_like(out)
+    np.add.at(want, (slice(None),) * axis + (np.where(index < 0, index + 200, index),), values)
+    assert np.array_equal(out.view(np.uint8), want.view(np.uint8))
+    counts = np.bincount(index.reshape(-1) % 200)
+    assert counts.max() > SCATTER_ROUNDS >= counts[counts > 1].min()   # (both ways of adding ran)
+
+
 def test_index_add_broadcasts_and_casts_values(device):
     x = lt.zeros((3, 4), dtype=lt.int32, device=device)
     assert_close(lt.index_add(x, [2, 2, 0], 1.0), np.array([[1] * 4, [0] * 4, [2] * 4], np.int32))
