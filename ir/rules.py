@@ -133,7 +133,7 @@ def scatter_add_into(out: np.ndarray, index: np.ndarray, values: np.ndarray, axi
     reduction (np.add.reduce along an outer axis adds row after row), the others in rounds, round
     r adding every index's r-th occurrence by a buffered `out[idx] += rows` whose targets are
     distinct. (An embedding's gradient: 4,096 rows of 256 into 50,000, 0.6 ms, np.add.at 6.3; a
-    character model's, 2,048 rows of 128 into 96 with a space in every sixth, 3.1 ms -> 0.3.)"""
+    character model's, 2,048 rows of 128 into 96 with a space in every sixth, 2.8 ms -> 0.6.)"""
     n, m = out.shape[axis], index.size
     before, after = math.prod(out.shape[:axis]), math.prod(out.shape[axis + 1:])
     if n == 0 or m == 0 or before * after == 0:
@@ -153,8 +153,9 @@ def scatter_add_into(out: np.ndarray, index: np.ndarray, values: np.ndarray, axi
         target[:, ordered[start], :] += np.add.reduce(source[:, order[start:start + count], :], axis=1)
     light = ~np.repeat(heavy, counts)
     rank = np.arange(m) - np.repeat(first, counts)                      # occurrence number, from 0
-    for r in range(int(rank[light].max()) + 1 if light.any() else 0):
-        picked = order[light & (rank == r)]
+    rounds = int(rank[light].max()) + 1 if light.any() else 0
+    for r in range(rounds):
+        picked = order if rounds == 1 and not heavy.any() else order[light & (rank == r)]
         target[:, idx[picked], :] += source[:, picked, :]
 
 

@@ -568,8 +568,9 @@ def _panel_to_pack(shape: tuple[int, ...], tileable: Tileable, row: int, col: in
     sets and evict each other; or many rows that span more of L2 than it holds at that stride;
     packed, a block of columns is one contiguous stream). Worth it where many blocks of rows
     reuse each packed panel, the panel fits in half of a core's L2, there are column blocks
-    for every core, and no other output axis (a batch) would multiply the panel. `always`: wherever the panel fits and no batch multiplies it, those guesses of
-    what pays aside (the tuner measures)."""
+    for every core, and no other output axis (a batch) would multiply the panel. `always`:
+    wherever the panel fits and no batch multiplies it, those guesses of what pays aside (the
+    tuner measures)."""
     r, strides, loads = tileable
     k = math.prod(r.src[0].shape[a] for a in r.arg)
     if any(n > 1 for d, n in enumerate(shape) if d not in (row, col)):

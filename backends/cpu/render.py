@@ -109,7 +109,7 @@ class _Renderer:
         loop variable (an optimizer's bias correction 1 - beta**t from the step count): once,
         not once per element. LLVM hoists such code itself, but not a C library call (expm1f
         might set errno): AdamW's update, 128x128, called expm1f twice per element, in a loop
-        the call kept scalar, 290 us against 12 with the call hoisted."""
+        the call kept scalar, 268 us against 23 with the call hoisted."""
         variant: dict[Expr, bool] = {}
         seen: set[Expr] = set()   # (an expression is a graph: each shared part is looked at once)
         for stmt in loop.walk(self.kernel.body):
