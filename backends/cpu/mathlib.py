@@ -134,7 +134,8 @@ _EXP_Q = {
                    "0x1.a01a0111c9d7dp-13", "0x1.a0199756fcd27p-16", "0x1.71df48cadbca9p-19",
                    "0x1.28af9bf3911f9p-22", "0x1.ad597b87dfa15p-26"),
 }
-# lo/hi: clamp just beyond total underflow / overflow, so the scaling itself produces 0 / inf.
+# lo: below it exp is 0 (beyond total underflow); hi: clamp just beyond overflow, so the
+# scaling itself produces inf.
 # ln2 = ln2_hi + ln2_lo with trailing zeros in ln2_hi (n*ln2_hi is exact; fdlibm's split).
 # shift = 1.5*2^mantissa_bits: adding it rounds to an integer that lands in the low bits.
 _EXP_K = {
@@ -150,14 +151,18 @@ _LOG2E = 1.4426950408889634
 def _exp(b: _Builder, x: _V) -> _V:
     """exp(x) = 2^n * exp(r): n = rint(x/ln2), r = x - n*ln2 by Cody-Waite, |r| <= ln2/2.
 
-    NaN flows through the arithmetic; +-inf are clamped into range like any large |x|.  2^n is
+    NaN flows through the arithmetic; +inf is clamped into range like any large x.  2^n is
     applied as two factors 2^(n>>1) * 2^(n - (n>>1)): both are normal, so a subnormal result is
-    rounded only once (by the second multiply) and overflow gives inf.
+    rounded only once (by the second multiply) and overflow gives inf.  Below `lo` (-inf too)
+    the result is 0: such a lane computes exp(0) and is replaced, since computing its way down
+    to 0 goes through subnormal products, which x86 cores finish in microcode (a causal
+    softmax, half its scores -inf, ran at half the speed of an unmasked one).
     """
     ty, k, c = x.ty, _EXP_K[x.ty], b.c
     ity = _INT[ty]
     x = b.select(b.cmp("fcmp", "ogt", x, c(k["hi"], ty)), c(k["hi"], ty), x)
-    x = b.select(b.cmp("fcmp", "olt", x, c(k["lo"], ty)), c(k["lo"], ty), x)
+    under = b.cmp("fcmp", "olt", x, c(k["lo"], ty))
+    x = b.select(under, c(0.0, ty), x)
     z = b.fma(x, c(_LOG2E, ty), c(k["shift"], ty))
     n = b.op("fsub", z, c(k["shift"], ty))
     r = b.fma(n, c(-k["ln2_hi"], ty), x)
@@ -168,7 +173,7 @@ def _exp(b: _Builder, x: _V) -> _V:
     for part in (n1, b.op("sub", ni, n1)):
         scale = b.op("shl", b.op("add", part, c(k["bias"], ity)), c(k["mant"], ity))
         p = b.op("fmul", p, b.cast("bitcast", scale, ty))
-    return p
+    return b.select(under, c(0.0, ty), p)
 
 
 # --------------------------------------------------------------------------- log
