@@ -15,9 +15,9 @@ round trip through memory -- except where a reduction reads it broadcast over ma
 reads each element of its padded input once per tap and output channel): then it is computed
 once into memory; so is a view that is no affine map of its buffer's index (merged attention
 heads: a division per index) where a reduction reads it many times, and, on the cpu, an operand
-that a reduction reads down long rows (a weight gradient's g in g.T @ x): copied transposed. Opaque ops (sort,
-cumulative sum, ...) are steps of their own: their inputs are realized first, and their
-results are read by later kernels like any buffer.
+that a reduction reads down long rows (a weight gradient's g in g.T @ x): copied transposed.
+Opaque ops (sort, cumulative sum, ...) are steps of their own: their inputs are realized first,
+and their results are read by later kernels like any buffer.
 """
 from __future__ import annotations
 
@@ -244,20 +244,20 @@ class _KernelBuilder:
             if cut is not None:
                 self.new_roots.append(path[cut])
                 return self.load(path[cut], path[:cut])
-            return self.computed_into_memory(node, path, frame, copy_only=True)
+            return self.computed_into_memory(node, path, frame, in_memory=True)
         return self.load(node, path)
 
     def computed_into_memory(self, node: Node, path: tuple[Node, ...], frame: frozenset[int] | None,
-                             copy_only: bool = False) -> Node:
+                             in_memory: bool = False) -> Node:
         """A load of `node` through `path`, `node` computed into memory by a kernel of its own
-        (`copy_only`: it is there already) -- and copied with its axes permuted where the
+        (`in_memory`: it is there already) -- and copied with its axes permuted where the
         reduction around reads it down long rows (_transposed_copy): the reduction reads the
         copy. (Computed transposed in one kernel instead, its own inputs are read across rows
         and the value again by any other kernel that needs it: a GELU gradient, 2048x512, took
         1.6 ms so against 1.1 + 0.4 computed, then copied.)"""
         moved = _transposed_copy(node, path, frame, self.transposed_copies) \
             if self.transposed_copies is not None and frame else None
-        if not copy_only:
+        if not in_memory:
             self.new_roots.append(node)
         if moved is None:
             return self.load(node, path)
