@@ -395,3 +395,18 @@ def walk(stmts: tuple[Stmt, ...]):
         yield s
         if isinstance(s, (For, If)):
             stack.append(iter(s.body))
+
+
+def expressions(stmt: Stmt) -> tuple[Expr, ...]:
+    """The expressions a statement evaluates itself (a loop, a condition: not its body's)."""
+    if isinstance(stmt, For):
+        return (stmt.start, stmt.stop)
+    if isinstance(stmt, If):
+        return (stmt.cond,)
+    if isinstance(stmt, (Store, LocalStore)):
+        return (stmt.index, stmt.value)
+    if isinstance(stmt, Declare):
+        return (stmt.init,)
+    if isinstance(stmt, Assign):
+        return (stmt.value,)
+    return ()

@@ -113,7 +113,7 @@ class _Renderer:
         variant: dict[Expr, bool] = {}
         seen: set[Expr] = set()   # (an expression is a graph: each shared part is looked at once)
         for stmt in loop.walk(self.kernel.body):
-            for root in _expressions(stmt):
+            for root in loop.expressions(stmt):
                 for e in loop.postorder(root):
                     if e not in variant:
                         variant[e] = isinstance(e, (Var, loop.LocalLoad)) or \
@@ -354,18 +354,3 @@ class _Renderer:
 
     def intrinsic(self, base: str, t: str, args: list[str], extra: list[tuple[str, str]] = ()) -> str:
         return self.call(f"llvm.{base}.{_INTRINSIC_SUFFIX[t]}", t, [(t, a) for a in args] + list(extra))
-
-
-def _expressions(stmt: loop.Stmt) -> tuple[Expr, ...]:
-    """The expressions a statement evaluates (a loop: its bounds, not its body's)."""
-    if isinstance(stmt, For):
-        return (stmt.start, stmt.stop)
-    if isinstance(stmt, loop.Store):
-        return (stmt.index, stmt.value)
-    if isinstance(stmt, loop.LocalStore):
-        return (stmt.index, stmt.value)
-    if isinstance(stmt, loop.Declare):
-        return (stmt.init,)
-    if isinstance(stmt, loop.Assign):
-        return (stmt.value,)
-    return ()
