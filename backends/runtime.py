@@ -28,6 +28,7 @@ class CompiledKernel:
     source: str
     kernel: Kernel
     program: Program
+    size_values: tuple[int, ...] = ()   # a kernel with symbolic sizes, bound to these (kernel.sizes)
 
 
 class Runtime:
@@ -116,7 +117,7 @@ class Runtime:
 
     def launch(self, compiled: CompiledKernel, buffers: list[Buffer]) -> None:
         start = time.perf_counter() if self.debug else 0.0
-        self.device.launch(compiled.program, buffers, compiled.kernel)
+        self.device.launch(compiled.program, buffers, compiled.kernel, compiled.size_values)
         self.stats.kernels_launched += 1
         if self.debug:
             self.device.synchronize()

@@ -15,6 +15,7 @@ from typing import Callable, Union
 
 from .dtypes import DType, bool_, int64
 from .ops import Op
+from .symbolic import DERIVED, Sym
 from .walk import recurse
 
 
@@ -247,6 +248,9 @@ class Kernel:
     threads: int = 1
     bindings: tuple[Binding, ...] = ()
     local_arrays: tuple[LocalArray, ...] = ()
+    # symbolic sizes (ir/symbolic.py): the size variables the kernel reads, passed at launch
+    # after the buffers; `parallel_extent` may then be a Sym
+    sizes: tuple[str, ...] = ()
 
 
 START, END = Var("start"), Var("end")
@@ -255,8 +259,34 @@ THREAD_ID = Var("lt_tid")   # gpu: the thread's index in its block (0 .. threads
 
 # ---- index arithmetic that folds constants --------------------------------------------------
 
-def const(value: int) -> Const:
+def const(value: "int | Sym") -> Expr:
+    """An int64 constant; a symbolic size (ir/symbolic.py) as its expression in the size
+    variables, which a kernel takes as parameters."""
+    if isinstance(value, Sym):
+        return _sym_expr(value)
     return Const(int(value), int64)
+
+
+def _sym_expr(value: Sym) -> Expr:
+    total: Expr = Const(0, int64)
+    for monomial, coef in value.terms:
+        term: Expr = Const(coef, int64)
+        for name in monomial:
+            term = mul(term, size_var(name))
+        total = add(total, term)
+    return total
+
+
+def size_var(name: str) -> Expr:
+    """A size variable's value: a kernel parameter, or computed from them (a derived one)."""
+    if name in DERIVED:
+        x, f = DERIVED[name]
+        return idiv(add(_sym_expr(x), Const(f - 1, int64)), f)
+    return Var(name)
+
+
+def known_int(e: Expr) -> bool:
+    return isinstance(e, Const)
 
 
 def add(a: Expr, b: Expr) -> Expr:

@@ -15,6 +15,7 @@ import numpy as np
 from .dtypes import DType, can_cast_safe, cast_values
 from .graph import Node, consumers, toposort
 from .ops import ELEMENTWISE, MOVEMENT, REDUCTION, Op
+from .symbolic import surely_equal
 from .rules import NUMPY_REFERENCE
 from .view import ViewStack
 
@@ -153,7 +154,7 @@ def _movement(node: Node) -> Optional[Node]:
     if op not in MOVEMENT:
         return None
     x = node.src[0]
-    if op in (Op.RESHAPE, Op.EXPAND, Op.SHRINK, Op.PAD) and node.shape == x.shape:
+    if op in (Op.RESHAPE, Op.EXPAND, Op.SHRINK, Op.PAD) and surely_equal(node.shape, x.shape):
         if op is not Op.SHRINK or all(step == 1 for _, _, step in node.arg):
             return x
     if op is Op.PERMUTE and tuple(node.arg) == tuple(range(len(node.arg))):

@@ -15,6 +15,7 @@ from .dtypes import COMPLEX_OF, DType, bool_, int64, real_dtype, to_dtype
 from .graph import Node
 from .fft import fft_dtype, fft_reference, fft_shape
 from .linalg import linalg_dtype, linalg_reference, linalg_shape
+from .symbolic import ceil_div
 from .ops import BINARY, COMPARISON, COMPLEX_OPS, ELEMENTWISE, GRAPH_ONLY, INDEXING, MOVEMENT, REDUCTION, Op
 
 Shape = tuple[int, ...]
@@ -73,7 +74,9 @@ def _reduce_shape(shapes: tuple[Shape, ...], axes: tuple[int, ...]) -> Shape:
 
 
 def _shrink_shape(shapes: tuple[Shape, ...], slices) -> Shape:
-    return tuple(len(range(start, stop, step)) for start, stop, step in slices)
+    return tuple(len(range(start, stop, step)) if type(start) is type(stop) is int else
+                 max(0, ceil_div(stop - start, step) if step > 0 else ceil_div(start - stop, -step))
+                 for start, stop, step in slices)   # (symbolic bounds: the same count, by arithmetic)
 
 
 SHAPE_RULES: dict[Op, Callable[[tuple[Shape, ...], Any], Shape]] = {

@@ -87,7 +87,8 @@ def verify_loops(kernel: "loop.Kernel") -> None:
     its loop), a parameter slot it does not have, a local array it does not declare, or
     stores into an input."""
     from . import loop
-    defined = {loop.START.name, loop.END.name, loop.THREAD_ID.name} | {b.var for b in kernel.bindings}
+    defined = {loop.START.name, loop.END.name, loop.THREAD_ID.name} | {b.var for b in kernel.bindings} | \
+        set(kernel.sizes)   # (symbolic sizes: parameters)
     arrays = {a.name for a in kernel.local_arrays}
     nparams = len(kernel.params)
 

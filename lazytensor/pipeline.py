@@ -34,6 +34,7 @@ from .ir.complex import lower as lower_complex
 from .ir.graph import Node, pretty
 from .ir.loop_print import format_kernel
 from .ir.ops import OPAQUE, Op
+from .ir.symbolic import HINTS, concrete, symbolic_nodes
 from .ir.passes import optimize
 from .ir.target import Target
 from .ir.verify import IRError, verify, verify_kernel_expression, verify_loops
@@ -84,8 +85,8 @@ def loops(kernel: KernelSpec, target: Target, schedule: Optional[Schedule] = Non
     schedule names the axes of the kernel's own shape), its schedule (the heuristic one unless
     `schedule` is given) and its loop IR."""
     expr = collapse_axes(kernel.expr) if collapse else kernel.expr
-    if schedule is None:
-        schedule = heuristic_schedule(expr, target)
+    if schedule is None:   # (sizes that are symbolic: the schedule for their hints)
+        schedule = heuristic_schedule(concrete([expr], HINTS)[0] if symbolic_nodes([expr]) else expr, target)
     _dump("schedule", lambda: f"{name} {'x'.join(map(str, expr.shape))}: " + ", ".join(map(repr, schedule)))
     lowered = lower(expr, schedule, name, len(kernel.inputs))
     check_fits(lowered, target)
@@ -126,7 +127,8 @@ def compile_loops(kernel: KernelSpec, lowered: loop.Kernel, rt: Runtime) -> Comp
 
 def prefix(kernel: KernelSpec) -> str:
     """The start of a kernel's compiled name: 'r' where it reduces, else 'e', and its shape."""
-    return ("r" if reductions(kernel.expr) else "e") + "_" + "_".join(map(str, kernel.expr.shape or (1,)))
+    return ("r" if reductions(kernel.expr) else "e") + "_" + "_".join(
+        str(n) if isinstance(n, int) else "n" for n in kernel.expr.shape or (1,))   # (n: a symbolic size)
 
 
 def _loops_or_heuristic(kernel: KernelSpec, target: Target, schedule: Optional[Schedule], collapse: bool,

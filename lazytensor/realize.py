@@ -10,7 +10,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Optional
 
-from . import capture, pipeline, plan, tuning
+from . import capture, pipeline, plan, sizes, tuning
 from .backends.runtime import Runtime
 from .autograd import tracks
 from .devices import runtime
@@ -194,8 +194,8 @@ def _run(rt: Runtime, roots: list[Node]) -> list:
     graph = _known_values(roots) if _REALIZED.data else roots
     key, leaves = plan.structure(graph)
     found = rt.plans.get(key)
-    if found is None:
-        found = _plan(rt, graph, leaves)
+    if found is None:   # (a template's plan where this graph differs from earlier ones in a size only)
+        found = sizes.bound_plan(rt, graph, leaves) or _plan(rt, graph, leaves)
         rt.plans.put(key, found)
     else:
         rt.stats.plan_cache_hits += 1

@@ -7,6 +7,7 @@ import math
 from dataclasses import replace
 
 from ..ir import loop
+from ..ir.symbolic import at_most
 from ..ir.graph import Node
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.view import View
@@ -39,7 +40,7 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
         raise ValueError(f"CacheWrite({prim.at!r}): the parallel loop stays outside the tile")
     outer, tile = out[:at], out[at:]
     (r,) = reduces
-    array = loop.LocalArray("lt_tile", r.dtype, math.prod(lp.extent for lp in tile))
+    array = loop.LocalArray("lt_tile", r.dtype, at_most(math.prod(lp.extent for lp in tile)))
     position = _position(tile)
     out_idx = nests.out_index()
     lowering = _ExprLowering(reduces)
@@ -93,7 +94,7 @@ def _pack(value: Expr, read: loop.Load, inside: list[_Loop], number: int) -> tup
     used = _vars(read.index)
     axes = [lp for lp in inside if lp.name in used]
     axes.sort(key=lambda lp: (lp.kind is LoopKind.VECTORIZED, -_stride(read.index, lp.name, axes)))
-    array = loop.LocalArray(f"lt_pack{number}", read.dtype, math.prod(lp.extent for lp in axes))
+    array = loop.LocalArray(f"lt_pack{number}", read.dtype, at_most(math.prod(lp.extent for lp in axes)))
     position, valid = _position(axes), None
     for lp in axes:
         if not (isinstance(lp.stop, Const) and lp.stop.value == lp.extent):   # a split's remainder

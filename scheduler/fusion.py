@@ -29,6 +29,7 @@ from ..ir.graph import Node, consumers, toposort
 from ..ir.ops import ELEMENTWISE, MOVEMENT, OPAQUE, REDUCTION, Op
 from ..ir.passes import const
 from ..ir.rules import make
+from ..ir.symbolic import has_sym, hint
 from ..ir.view import ViewStack
 from ..ir.walk import recurse
 from . import heuristics as H
@@ -362,7 +363,7 @@ def _unaffine_view(node: Node, path: tuple[Node, ...]) -> int | None:
         chain -= 1
     for cut in reversed(range(chain, len(path))):   # the first op, from the buffer up, that leaves the affine maps
         if view_through(node.shape, path[cut:]).affine is None:
-            return cut if path[cut].size <= node.size else None
+            return cut if hint(path[cut].size) <= hint(node.size) else None
     return None
 
 
@@ -380,6 +381,8 @@ def _transposed_copy(node: Node, path: tuple[Node, ...], frame: frozenset[int],
     all). Only where each axis of the read steps along one axis of `node`, or along several
     that a reshape merged, forwards; None otherwise (a slice or a reversed view is read as it
     is)."""
+    if has_sym(node.shape) or (path and has_sym(path[0].shape)):   # (symbolic sizes: read as it is)
+        return None
     view = view_through(node.shape, path)
     if view.affine is None or not path:
         return None
@@ -435,4 +438,4 @@ def _recomputed_often(node: Node, space: tuple[int, ...]) -> bool:
 
 def _read_often(node: Node, space: tuple[int, ...]) -> bool:
     """Whether reading `node` in index space `space` reads each of its elements many times."""
-    return math.prod(space) >= H.RECOMPUTE_BROADCAST_MAX * max(1, node.size)
+    return hint(math.prod(space)) >= H.RECOMPUTE_BROADCAST_MAX * max(1, hint(node.size))

@@ -11,6 +11,7 @@ from ..ir import loop
 from ..ir.graph import Node
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.ops import Op
+from ..ir.symbolic import DERIVED, RANGES, Sym, ceil_div, divides
 from .lower_expr import _ExprLowering, substitute
 from .schedule import Bind, Fuse, Parallel, Reorder, Schedule, Split, Unroll, Vectorize, output_axis, reduce_axis
 
@@ -78,10 +79,10 @@ def apply_primitives(shape: tuple[int, ...], reduces: list[Node], schedule: Sche
 def _split(nests: _Nests, prim: Split) -> None:
     nest, at = nests.find(prim.axis)
     lp = nest[at]
-    outer_n = -(-lp.extent // prim.factor)
+    outer_n = ceil_div(lp.extent, prim.factor)
     outer = _Loop(prim.outer, outer_n, loop.const(outer_n))
     rest = loop.add(lp.stop, loop.mul(Var(outer.name), loop.const(-prim.factor)))
-    inner_stop = (loop.const(prim.factor) if lp.extent % prim.factor == 0 and isinstance(lp.stop, Const)
+    inner_stop = (loop.const(prim.factor) if divides(prim.factor, lp.extent) and isinstance(lp.stop, Const)
                   else Alu(Op.MIN, (loop.const(prim.factor), rest), loop.int64))
     inner = _Loop(prim.inner, prim.factor, inner_stop)
     nest[at:at + 1] = [outer, inner]
@@ -227,4 +228,14 @@ def _kernel(name: str, expr: Node, lowering: "_ExprLowering", nparams: int, out:
     parallel = out[0].extent if out and out[0].kind is LoopKind.PARALLEL else None
     params = (loop.Param(expr.dtype, True),) + tuple(loop.Param(d, False) for d in lowering.param_dtypes(nparams))
     start = (prologues or {}).get(None, ())   # once per call (per parallel chunk), before the loops
-    return loop.Kernel(name, params, start + _nest(out, body, prologues), parallel, **launch)
+    stmts = start + _nest(out, body, prologues)
+    return loop.Kernel(name, params, stmts, parallel, sizes=_size_names(stmts, parallel), **launch)
+
+
+def _size_names(stmts: tuple, parallel) -> tuple[str, ...]:
+    """The size variables (symbolic sizes) the statements or the parallel extent read, sorted."""
+    names = set() if not isinstance(parallel, Sym) else {n for n in parallel.names() if n not in DERIVED}
+    for stmt in loop.walk(stmts):
+        for root in loop.expressions(stmt):
+            names.update(e.name for e in loop.postorder(root) if isinstance(e, Var) and e.name in RANGES)
+    return tuple(sorted(names))

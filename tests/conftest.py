@@ -175,7 +175,10 @@ def pytest_configure(config):
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         os.environ["LT_CUDA_CHECK_DIR"] = tempfile.mkdtemp(prefix="lt-cuda-check-")
     from lazytensor import pipeline
-    pipeline.OBSERVERS.append(lambda kernel: _CUDA_KERNELS.setdefault(kernel.expr, len(kernel.inputs)))
+    from lazytensor.ir.symbolic import symbolic_nodes
+    # (kernels with symbolic sizes are the cpu backend's only, so far: lazytensor/sizes.py)
+    pipeline.OBSERVERS.append(lambda kernel: symbolic_nodes([kernel.expr]) or
+                              _CUDA_KERNELS.setdefault(kernel.expr, len(kernel.inputs)))
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -105,9 +105,9 @@ class CPUDevice:
         program.code = loaded              # the code lives as long as the program
         return program
 
-    def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None:
-        count = len(buffers)
-        args = (_ARGS[count] if count < len(_ARGS) else ctypes.c_void_p * count)(*[b.address for b in buffers])
+    def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel, sizes: tuple[int, ...] = ()) -> None:
+        count = len(buffers) + len(sizes)   # (a kernel's symbolic sizes follow its buffers: render.py)
+        args = (_ARGS[count] if count < len(_ARGS) else ctypes.c_void_p * count)(*[b.address for b in buffers], *sizes)
         extent = kernel.parallel_extent
         if not extent or extent == 1 or self._one_core:
             program(args, 0, extent or 1)

@@ -75,9 +75,13 @@ class _Renderer:
             self._stmt(stmt)
         body = "\n".join(allocas + self.lines)
         loads = "\n".join(
-            f"  %a{i}.ptr = getelementptr ptr, ptr %args, i64 {i}\n  %a{i} = load ptr, ptr %a{i}.ptr"
-            for i in range(len(k.params)))
-        call_args = ", ".join([f"ptr %a{i}" for i in range(len(k.params))] + ["i64 %start", "i64 %end"])
+            [f"  %a{i}.ptr = getelementptr ptr, ptr %args, i64 {i}\n  %a{i} = load ptr, ptr %a{i}.ptr"
+             for i in range(len(k.params))] +
+            [f"  %s{j}.ptr = getelementptr ptr, ptr %args, i64 {len(k.params) + j}\n  %s{j} = load i64, ptr %s{j}.ptr"
+             for j in range(len(k.sizes))])   # (symbolic sizes: integers in the slots after the buffers)
+        call_args = ", ".join([f"ptr %a{i}" for i in range(len(k.params))] + [f"i64 %s{j}" for j in range(len(k.sizes))]
+                              + ["i64 %start", "i64 %end"])
+        params = ", ".join([params] * bool(params) + [f"i64 %size.{name}" for name in k.sizes])
         sep = ", " if params else ""
         parts = [
             f"; kernel {k.name}", *([NO_SLP] if self.no_slp else []),
@@ -263,6 +267,8 @@ class _Renderer:
             return value
         if isinstance(e, Var) and e.name in ("start", "end"):
             return f"%{e.name}"
+        if isinstance(e, Var) and e.name in self.kernel.sizes:
+            return f"%size.{e.name}"
         for scope in reversed(self.scopes):
             if e in scope:
                 return scope[e]

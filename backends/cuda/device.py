@@ -162,7 +162,9 @@ class CUDADevice:
         self.current()
         return _Function(self, drv.module_from_buffer(binary), name)
 
-    def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel) -> None:
+    def launch(self, program: Program, buffers: list[Buffer], kernel: Kernel, sizes: tuple[int, ...] = ()) -> None:
+        if sizes:   # (symbolic sizes are compiled for the cpu only: lazytensor/sizes.py)
+            raise NotImplementedError(f"{self.name}: kernels with symbolic sizes are not supported")
         if kernel.blocks == 0:
             return  # nothing to compute (an empty output)
         self.current()

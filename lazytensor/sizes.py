@@ -1,0 +1,224 @@
+"""Plans that serve a range of sizes: one compile for graphs that differ only in a size.
+
+Generating text one token at a time builds the same graph for every context length T, each
+with new shapes: compiled per shape, 64 lengths made 1,158 kernels. Here a graph whose plan is
+not cached is compared with the graphs of the same *skeleton* seen before (the structure with
+every integer in shapes and op arguments taken out): where two differ only in integers, and
+each integer is a*t + b of one of them, t (the size variable), the graph is rebuilt with that
+variable (ir/symbolic.py), run through the pipeline once -- every decision on its sizes must
+hold over the whole range or the compile is abandoned -- and the plan found is bound to each
+later size: checked to be exactly the template's graph at that t, then run with t passed to
+its kernels (no compile). Anything the symbolic pipeline cannot decide falls back to the
+concrete compile, which is always right.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from . import pipeline, plan
+from .backends.lru import LRU
+from .backends.runtime import CompiledKernel, Runtime
+from .ir import symbolic
+from .ir.graph import Node, toposort
+from .ir.ops import Op
+from .ir.rules import make
+
+LOWEST = 2            # the least size a template serves (size 1 is special everywhere: broadcasting)
+HIGHEST = 1 << 24     # the greatest
+HINT = 64             # the size a template's schedules are chosen for, at least (its samples' greatest)
+MAX_FAMILIES = 256    # skeletons remembered per device
+ENABLED = os.environ.get("LT_SYMBOLIC", "1") != "0"   # LT_SYMBOLIC=0: every size compiled on its own
+
+_names = iter(range(1 << 62))
+_lock = threading.Lock()
+
+
+@dataclass
+class _Template:
+    """A plan for every size t in [LOWEST, HIGHEST]: integer k of the skeleton is a[k]*t + b[k]."""
+    name: str
+    a: list[int]
+    b: list[int]
+    plan: Optional[plan.Plan]   # None: the symbolic compile failed (the family is concrete)
+    highest: int = HIGHEST      # the greatest size the plan serves (its compile assumed no more)
+
+
+@dataclass
+class _Family:
+    sample: list[int]                  # the integers of the last graph seen (no template yet)
+    template: Optional[_Template] = None
+
+
+def skeleton(roots: list[Node]) -> tuple[tuple, list[int], list[Node]]:
+    """(the graph's structure without its integers, the integers in order, the nodes in the
+    walk's order) -- integers in shapes and in op arguments, constants' values aside."""
+    order = toposort(roots)
+    index = {n: i for i, n in enumerate(order)}
+    ints: list[int] = []
+    parts = []
+    for n in order:
+        shape = _take(n.shape, ints)
+        arg = _take(n.arg, ints) if n.op not in (Op.BUFFER, Op.CONST) else \
+            (None if n.op is Op.BUFFER else n.local[3])
+        parts.append((n.op, n.dtype, shape, arg, tuple(index[s] for s in n.src)))
+    return (tuple(parts), tuple(index[r] for r in roots)), ints, order
+
+
+def _take(x: Any, ints: list[int]) -> Any:
+    if type(x) is int:
+        ints.append(x)
+        return "#"
+    if isinstance(x, tuple):
+        return tuple(_take(e, ints) for e in x)
+    return x
+
+
+def _put(x: Any, values: list, at: list[int]) -> Any:
+    """`x` with its integers replaced by values[at[0]], ... in the order _take found them."""
+    if type(x) is int:
+        at[0] += 1
+        return values[at[0] - 1]
+    if isinstance(x, tuple):
+        return tuple(_put(e, values, at) for e in x)
+    return x
+
+
+def bound_plan(rt: Runtime, roots: list[Node], leaves: list[Node]) -> Optional[plan.Plan]:
+    """A plan for the graph under `roots` from a template of its skeleton (made here from an
+    earlier graph where this one differs from it only in one size), or None."""
+    if not ENABLED or rt.device.name != "cpu":   # (size parameters are rendered by the cpu backend only, so far)
+        return None
+    key, ints, order = skeleton(roots)
+    families: LRU = rt.__dict__.setdefault("families", LRU(MAX_FAMILIES))
+    with _lock:
+        family = families.get(key)
+        if family is None:
+            families.put(key, _Family(ints))
+            return None
+        template = family.template
+        if template is None:
+            template = _fit(family.sample, ints)
+            family.sample = ints
+            if template is None:
+                return None
+            family.template = template
+    if template.plan is None and template.name:
+        try:
+            template.plan = _compile(rt, template, order, roots, leaves)
+        except Exception:   # (anything the symbolic pipeline cannot decide or do: compile concretely)
+            if os.environ.get("LT_SYMBOLIC_DEBUG"): import traceback; traceback.print_exc()
+            template.name = ""
+            return None
+    if template.plan is None:
+        return None
+    t = _size(template, ints)
+    if t is None:
+        return None
+    return _bind(template.plan, {template.name: t})
+
+
+def _fit(old: list[int], new: list[int]) -> Optional[_Template]:
+    """The template through two graphs' integers: integer k is a[k]*t + b[k], t the first one
+    that differs; None where some integer is no such line."""
+    if len(old) != len(new):
+        return None
+    pivot = next((k for k, (u, v) in enumerate(zip(old, new)) if u != v), None)
+    if pivot is None:
+        return None
+    t1, t2 = old[pivot], new[pivot]
+    if min(t1, t2) < LOWEST:
+        return None
+    a, b = [], []
+    for u, v in zip(old, new):
+        slope, rest = divmod(v - u, t2 - t1)
+        if rest:
+            return None
+        a.append(slope)
+        b.append(u - slope * t1)
+    return _Template(f"n{next(_names)}", a, b, None)
+
+
+def _size(template: _Template, ints: list[int]) -> Optional[int]:
+    """The size t at which the template's integers are `ints`, or None."""
+    if len(ints) != len(template.a):
+        return None
+    pivot = next(k for k, a in enumerate(template.a) if a)
+    t, rest = divmod(ints[pivot] - template.b[pivot], template.a[pivot])
+    if rest or not LOWEST <= t <= template.highest:
+        return None
+    if any(v != a * t + b for v, a, b in zip(ints, template.a, template.b)):
+        return None
+    return t
+
+
+def _compile(rt: Runtime, template: _Template, order: list[Node], roots: list[Node],
+             leaves: list[Node]) -> plan.Plan:
+    """The template's graph with its size variable, through the pipeline: its plan."""
+    highest = template.highest = _highest(template, order)
+    n = symbolic.var(template.name, LOWEST, highest, min(HINT, highest))
+    values = [a * n + b if a else b for a, b in zip(template.a, template.b)]
+    at = [0]
+    memo: dict[Node, Node] = {}
+    for node in order:
+        shape = _put(node.shape, values, at)
+        if node.op is Op.BUFFER:
+            memo[node] = Node(Op.BUFFER, node.dtype, shape, (), node.arg)
+            continue
+        arg = node.arg if node.op is Op.CONST else _put(node.arg, values, at)
+        src = tuple(memo[s] for s in node.src)
+        made = make(node.op, *src, arg=arg) if src else Node(node.op, node.dtype, shape, (), arg)
+        if made.shape != shape or made.dtype is not node.dtype:   # (the template's shapes hold)
+            raise symbolic.Undecidable(f"{node.op.name}: shape {made.shape} is not the template's {shape}")
+        memo[node] = made
+    graph = [memo[r] for r in roots]
+    _, sym_leaves = plan.structure(graph)
+    found = pipeline.kernels(graph, rt.device.target, sym_leaves)
+    return plan.build(found.kernels, found.roots, found.leaves, lambda kernel: pipeline.compile_kernel(kernel, rt))
+
+
+def _highest(template: _Template, order: list[Node]) -> int:
+    """The greatest size for which the template's graph is valid (below HIGHEST): a slice
+    of a fixed-size tensor bounds it (a causal mask's [:T, :T] of a (64, 64) buffer)."""
+    shape_at: dict[Node, list[int]] = {}
+    k = 0
+    highest = HIGHEST
+    for node in order:
+        shape_at[node] = list(range(k, k + len(node.shape)))
+        k += len(node.shape)
+        if node.op in (Op.BUFFER, Op.CONST):
+            continue
+        arg_ints: list[int] = []
+        _take(node.arg, arg_ints)
+        if node.op is Op.SHRINK:
+            for d, q in enumerate(shape_at[node.src[0]]):
+                for p in (k + 3 * d, k + 3 * d + 1):   # start and stop <= the source's length
+                    slope = template.a[p] - template.a[q]
+                    if slope > 0:
+                        highest = min(highest, (template.b[q] - template.b[p]) // slope)
+        k += len(arg_ints)
+    if highest < LOWEST:
+        raise symbolic.Undecidable("the template's graph holds for no size")
+    return highest
+
+
+def _bind(template: plan.Plan, values: dict[str, int]) -> plan.Plan:
+    """The template plan at these sizes: concrete shapes, kernels given their size values."""
+    steps = []
+    for step in template.steps:
+        run = step.run
+        if isinstance(run, CompiledKernel) and run.kernel.sizes:
+            kernel = run.kernel
+            extent = kernel.parallel_extent
+            run = dataclasses.replace(run, kernel=dataclasses.replace(
+                kernel, parallel_extent=symbolic.substitute(extent, values)),
+                size_values=tuple(values[name] for name in kernel.sizes))
+        steps.append(dataclasses.replace(step, run=run, shape=symbolic.substitute(step.shape, values),
+                                         shapes=symbolic.substitute(step.shapes, values)))
+    return dataclasses.replace(template, steps=tuple(steps))
+
+
+__all__ = ["bound_plan", "skeleton"]
