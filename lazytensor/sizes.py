@@ -14,7 +14,9 @@ concrete compile, which is always right.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -22,6 +24,7 @@ from typing import Any, Optional
 from . import pipeline, plan
 from .backends.lru import LRU
 from .backends.runtime import CompiledKernel, Runtime
+from .devices import debug_level
 from .ir import symbolic
 from .ir.graph import Node, toposort
 from .ir.ops import Op
@@ -33,7 +36,6 @@ HINT = 64             # the size a template's schedules are chosen for, at least
 MAX_FAMILIES = 256    # skeletons remembered per device
 ENABLED = os.environ.get("LT_SYMBOLIC", "1") != "0"   # LT_SYMBOLIC=0: every size compiled on its own
 
-_names = iter(range(1 << 62))
 _lock = threading.Lock()
 
 
@@ -93,15 +95,15 @@ def bound_plan(rt: Runtime, roots: list[Node], leaves: list[Node]) -> Optional[p
     if not ENABLED or rt.device.name != "cpu":   # (size parameters are rendered by the cpu backend only, so far)
         return None
     key, ints, order = skeleton(roots)
-    families: LRU = rt.__dict__.setdefault("families", LRU(MAX_FAMILIES))
     with _lock:
+        families = rt.__dict__.setdefault("families", LRU(MAX_FAMILIES))   # (per device)
         family = families.get(key)
         if family is None:
             families.put(key, _Family(ints))
             return None
         template = family.template
         if template is None:
-            template = _fit(family.sample, ints)
+            template = _fit(family.sample, ints, key)
             family.sample = ints
             if template is None:
                 return None
@@ -109,8 +111,9 @@ def bound_plan(rt: Runtime, roots: list[Node], leaves: list[Node]) -> Optional[p
     if template.plan is None and template.name:
         try:
             template.plan = _compile(rt, template, order, roots, leaves)
-        except Exception:   # (anything the symbolic pipeline cannot decide or do: compile concretely)
-            if os.environ.get("LT_SYMBOLIC_DEBUG"): import traceback; traceback.print_exc()
+        except Exception as error:   # (anything the symbolic pipeline cannot decide or do: compile concretely)
+            if debug_level():
+                print(f"lt: sizes: no template compiled ({type(error).__name__}: {error})", file=sys.stderr)
             template.name = ""
             return None
     if template.plan is None:
@@ -121,7 +124,7 @@ def bound_plan(rt: Runtime, roots: list[Node], leaves: list[Node]) -> Optional[p
     return _bind(template.plan, {template.name: t})
 
 
-def _fit(old: list[int], new: list[int]) -> Optional[_Template]:
+def _fit(old: list[int], new: list[int], key: tuple) -> Optional[_Template]:
     """The template through two graphs' integers: integer k is a[k]*t + b[k], t the first one
     that differs; None where some integer is no such line."""
     if len(old) != len(new):
@@ -139,7 +142,10 @@ def _fit(old: list[int], new: list[int]) -> Optional[_Template]:
             return None
         a.append(slope)
         b.append(u - slope * t1)
-    return _Template(f"n{next(_names)}", a, b, None)
+    # (a name from the template itself: a kernel's source, and so its disk cache entry, is the
+    # same in every process that meets this template)
+    digest = hashlib.sha256(repr((key, a, b)).encode()).hexdigest()[:12]
+    return _Template(f"n{digest}", a, b, None)
 
 
 def _size(template: _Template, ints: list[int]) -> Optional[int]:
