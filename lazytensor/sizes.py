@@ -27,7 +27,7 @@ from .backends.runtime import CompiledKernel, Runtime
 from .devices import debug_level
 from .ir import symbolic
 from .ir.graph import Node, toposort
-from .ir.ops import Op
+from .ir.ops import MOVEMENT, Op
 from .ir.rules import make
 
 LOWEST = 2            # the least size a template serves (size 1 is special everywhere: broadcasting)
@@ -64,8 +64,9 @@ def skeleton(roots: list[Node]) -> tuple[tuple, list[int], list[Node]]:
     parts = []
     for n in order:
         shape = _take(n.shape, ints)
-        arg = _take(n.arg, ints) if n.op not in (Op.BUFFER, Op.CONST) else \
-            (None if n.op is Op.BUFFER else n.local[3])
+        # (sizes only: a movement op's argument is made of sizes; any other op's integers (a
+        # random seed, an axis) are data and stay in the skeleton)
+        arg = _take(n.arg, ints) if n.op in MOVEMENT else None if n.op is Op.BUFFER else n.local[3]
         parts.append((n.op, n.dtype, shape, arg, tuple(index[s] for s in n.src)))
     return (tuple(parts), tuple(index[r] for r in roots)), ints, order
 
@@ -174,7 +175,7 @@ def _compile(rt: Runtime, template: _Template, order: list[Node], roots: list[No
         if node.op is Op.BUFFER:
             memo[node] = Node(Op.BUFFER, node.dtype, shape, (), node.arg)
             continue
-        arg = node.arg if node.op is Op.CONST else _put(node.arg, values, at)
+        arg = _put(node.arg, values, at) if node.op in MOVEMENT else node.arg
         src = tuple(memo[s] for s in node.src)
         made = make(node.op, *src, arg=arg) if src else Node(node.op, node.dtype, shape, (), arg)
         if made.shape != shape or made.dtype is not node.dtype:   # (the template's shapes hold)
@@ -195,7 +196,7 @@ def _highest(template: _Template, order: list[Node]) -> int:
     for node in order:
         shape_at[node] = list(range(k, k + len(node.shape)))
         k += len(node.shape)
-        if node.op in (Op.BUFFER, Op.CONST):
+        if node.op not in MOVEMENT:
             continue
         arg_ints: list[int] = []
         _take(node.arg, arg_ints)
