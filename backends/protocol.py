@@ -102,3 +102,6 @@ class Stats:
     jit_captures: int = 0       # lt.jit: calls that ran the function and recorded its kernels
     jit_replays: int = 0        # lt.jit: calls that replayed recorded kernels (no Python body)
     tuned_kernels: int = 0      # kernels compiled with a schedule the tuner remembered (not the heuristic one)
+    size_templates: int = 0     # graphs compiled once for a range of sizes (lazytensor/sizes.py)
+    size_templates_refused: int = 0   # ... where the symbolic compile was refused (compiled per size)
+    sized_plans: int = 0        # plans taken from a template, bound to a size (no compile)

@@ -315,20 +315,20 @@ def mul(a: Expr, b: Expr) -> Expr:
     return Alu(Op.MUL, (a, b), int64)
 
 
-def idiv(a: Expr, b: int) -> Expr:
-    """a // b for a >= 0 and b > 0."""
-    if b == 1:
+def idiv(a: Expr, b: "int | Sym") -> Expr:
+    """a // b for a >= 0 and b > 0 (a symbolic size b: divided at run time)."""
+    if isinstance(b, int) and b == 1:
         return a
-    if isinstance(a, Const):
+    if isinstance(a, Const) and isinstance(b, int):
         return const(a.value // b)
     return Alu(Op.IDIV, (a, const(b)), int64)
 
 
-def imod(a: Expr, b: int) -> Expr:
-    """a % b for a >= 0 and b > 0."""
-    if b == 1:
+def imod(a: Expr, b: "int | Sym") -> Expr:
+    """a % b for a >= 0 and b > 0 (a symbolic size b: divided at run time)."""
+    if isinstance(b, int) and b == 1:
         return const(0)
-    if isinstance(a, Const):
+    if isinstance(a, Const) and isinstance(b, int):
         return const(a.value % b)
     return Alu(Op.IMOD, (a, const(b)), int64)
 

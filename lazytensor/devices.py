@@ -144,4 +144,7 @@ def stats() -> dict:
         "plan_cache_hits": STATS.plan_cache_hits,
         "jit_captures": STATS.jit_captures,
         "jit_replays": STATS.jit_replays,
+        "size_templates": STATS.size_templates,
+        "size_templates_refused": STATS.size_templates_refused,
+        "sized_plans": STATS.sized_plans,
     }

@@ -177,8 +177,8 @@ def _apply_basic(x: Tensor, slices, final_shape) -> Tensor:
 def basic_moves(x: Tensor, slices, final_shape) -> tuple:
     """The movement ops of a basic index (see basic_index): a shrink, then a reshape."""
     moves: tuple = ()
-    if any(s != (0, n, 1) for s, n in zip(slices, x.shape)):
-        moves += ((Op.SHRINK, tuple(slices)),)
+    if slices:   # (a whole slice too, `x[:T]` at T == len(x): the graph keeps the shape of a
+        moves += ((Op.SHRINK, tuple(slices)),)   # shorter one, so sizes.py finds one template for all T)
     shrunk = tuple(len(range(*s)) for s in slices)
     if shrunk != tuple(final_shape):
         moves += ((Op.RESHAPE, tuple(final_shape)),)

@@ -34,7 +34,7 @@ from .ir.complex import lower as lower_complex
 from .ir.graph import Node, pretty
 from .ir.loop_print import format_kernel
 from .ir.ops import OPAQUE, Op
-from .ir.symbolic import HINTS, concrete, symbolic_nodes
+from .ir.symbolic import HINTS, Undecidable, concrete, symbolic_nodes
 from .ir.passes import optimize
 from .ir.target import Target
 from .ir.verify import IRError, verify, verify_kernel_expression, verify_loops
@@ -42,7 +42,7 @@ from .scheduler.collapse import collapse_axes
 from .scheduler.fusion import CopyTransposed, KernelSpec, fuse
 from .scheduler.heuristics import pack_span_bytes
 from .scheduler.lower import check_fits, lower
-from .scheduler.schedule import Schedule, heuristic_schedule, reductions
+from .scheduler.schedule import CacheRead, CacheWrite, Schedule, heuristic_schedule, reductions
 
 STAGES = ("graph", "fuse", "schedule", "loops", "source")
 
@@ -85,10 +85,20 @@ def loops(kernel: KernelSpec, target: Target, schedule: Optional[Schedule] = Non
     schedule names the axes of the kernel's own shape), its schedule (the heuristic one unless
     `schedule` is given) and its loop IR."""
     expr = collapse_axes(kernel.expr) if collapse else kernel.expr
+    symbolic = schedule is None and symbolic_nodes([expr])
     if schedule is None:   # (sizes that are symbolic: the schedule for their hints)
-        schedule = heuristic_schedule(concrete([expr], HINTS)[0] if symbolic_nodes([expr]) else expr, target)
+        schedule = heuristic_schedule(concrete([expr], HINTS)[0] if symbolic else expr, target)
+    lowered = None
+    if symbolic:   # (a panel packed or a tile kept along a symbolic size may not fit the stack:
+        for staged in (CacheRead, CacheWrite):   # read in place, then accumulate in place)
+            try:
+                lowered = lower(expr, schedule, name, len(kernel.inputs))
+                break
+            except Undecidable:
+                schedule = tuple(p for p in schedule if not isinstance(p, staged))
+    if lowered is None:
+        lowered = lower(expr, schedule, name, len(kernel.inputs))
     _dump("schedule", lambda: f"{name} {'x'.join(map(str, expr.shape))}: " + ", ".join(map(repr, schedule)))
-    lowered = lower(expr, schedule, name, len(kernel.inputs))
     check_fits(lowered, target)
     _verified(verify_loops, lowered, name)
     _dump("loops", lambda: format_kernel(lowered))

@@ -17,6 +17,7 @@ import dataclasses
 import hashlib
 import os
 import sys
+import traceback
 import threading
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -112,16 +113,21 @@ def bound_plan(rt: Runtime, roots: list[Node], leaves: list[Node]) -> Optional[p
     if template.plan is None and template.name:
         try:
             template.plan = _compile(rt, template, order, roots, leaves)
+            rt.stats.size_templates += 1
         except Exception as error:   # (anything the symbolic pipeline cannot decide or do: compile concretely)
             if debug_level():
                 print(f"lt: sizes: no template compiled ({type(error).__name__}: {error})", file=sys.stderr)
+                if debug_level() >= 2:
+                    traceback.print_exc()
             template.name = ""
+            rt.stats.size_templates_refused += 1
             return None
     if template.plan is None:
         return None
     t = _size(template, ints)
     if t is None:
         return None
+    rt.stats.sized_plans += 1
     return _bind(template.plan, {template.name: t})
 
 

@@ -11,7 +11,7 @@ from ..ir import loop
 from ..ir.graph import Node
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.ops import Op
-from ..ir.symbolic import DERIVED, RANGES, Sym, ceil_div, divides
+from ..ir.symbolic import DERIVED, HINTS, RANGES, Sym, ceil_div, divides, prod
 from .lower_expr import _ExprLowering, substitute
 from .schedule import Bind, Fuse, Parallel, Reorder, Schedule, Split, Unroll, Vectorize, output_axis, reduce_axis
 
@@ -92,9 +92,9 @@ def _split(nests: _Nests, prim: Split) -> None:
 def _fuse(nests: _Nests, prim: Fuse) -> None:
     nest, at = nests.find(prim.axes[0])
     fused = nest[at:at + len(prim.axes)]
-    if [lp.name for lp in fused] != list(prim.axes) or any(not isinstance(lp.stop, Const) for lp in fused):
+    if [lp.name for lp in fused] != list(prim.axes) or any(lp.stop != loop.const(lp.extent) for lp in fused):
         raise ValueError(f"Fuse{prim.axes}: only neighbouring whole loops can be fused")
-    extent = math.prod(lp.extent for lp in fused)
+    extent = prod(lp.extent for lp in fused)
     one = _Loop(prim.fused, extent, loop.const(extent))
     nest[at:at + len(fused)] = [one]
     inner = 1
@@ -191,13 +191,14 @@ def _stride(index: Expr, name: str, axes: list[_Loop]) -> int:
 
 
 def _evaluate(e: Expr, env: dict[str, int]) -> int:
-    """An index expression's value, with unknown variables (blocks, outer loops) at 0."""
+    """An index expression's value, with unknown variables (blocks, outer loops) at 0 and
+    symbolic sizes at their hints (for decisions of speed: a packing order)."""
     value: dict[Expr, int] = {}
     for x in loop.postorder(e):
         if isinstance(x, Const):
             value[x] = int(x.value)
         elif isinstance(x, Var):
-            value[x] = env.get(x.name, 0)
+            value[x] = env.get(x.name, HINTS.get(x.name, 0))
         elif isinstance(x, Alu) and x.op in _INDEX_ARITHMETIC:
             value[x] = _INDEX_ARITHMETIC[x.op](*[value[p] for p in x.srcs])
         else:

@@ -116,6 +116,22 @@ def test_causal_attention_over_a_growing_context():
     assert sum(compiled[3:-1]) == 0, compiled
 
 
+def test_small_heads_fuse_loops_of_symbolic_length():
+    rng = np.random.default_rng(3)
+    mask = np.tril(np.ones((20, 20), bool))
+    lmask = lt.asarray(mask)
+    compiled = []
+    for t in range(1, 20):
+        x = rng.standard_normal((2, 2, t, 8)).astype(np.float32)
+        lx = lt.asarray(x)
+        before = _compiled()
+        scores = lx @ lx.permute(0, 1, 3, 2) / np.sqrt(8.0)
+        got = (F.softmax(lt.where(lmask[:t, :t], scores, float("-inf")), dim=-1) @ lx).numpy()
+        compiled.append(_compiled() - before)
+        np.testing.assert_allclose(got, _causal_attention(x, x, x, mask), rtol=1e-5, atol=1e-5)
+    assert sum(compiled[3:]) == 0, compiled
+
+
 def test_sizes_past_what_the_template_holds_compile_on_their_own():
     rng = np.random.default_rng(2)
     base = rng.standard_normal(40).astype(np.float32)
@@ -123,3 +139,82 @@ def test_sizes_past_what_the_template_holds_compile_on_their_own():
     for t in itertools.chain(range(2, 12), [40, 3]):
         got = (lbase[:t] * 2 + lbase[:t].sum()).numpy()
         np.testing.assert_allclose(got, base[:t] * 2 + base[:t].sum(), rtol=1e-5, atol=1e-5)
+
+
+# ---- a fuzzer over sizes ------------------------------------------------------------------------
+# A random chain of operations whose shapes follow one size t, run at many t (so the graphs of
+# one chain share a skeleton: templates are made and bound), each result compared with numpy.
+
+def _chain(rng: np.random.Generator, steps: int):
+    """A list of (name, lazytensor fn, numpy fn) over one (t, 12) float32 value."""
+    ops = []
+    for _ in range(steps):
+        kind = rng.integers(0, 17)
+        c = float(rng.uniform(0.5, 1.5))
+        if kind == 0:
+            ops.append(("exp", lambda x: lt.exp(x * 0.1), lambda x: np.exp(x * np.float32(0.1))))
+        elif kind == 1:
+            ops.append(("mul", lambda x, c=c: x * c + 1.0, lambda x, c=c: x * np.float32(c) + np.float32(1.0)))
+        elif kind == 2:
+            ops.append(("sum keep", lambda x: x - x.sum(axis=-1, keepdims=True) / 7.0,
+                        lambda x: x - x.sum(axis=-1, keepdims=True) / np.float32(7.0)))
+        elif kind == 3:
+            ops.append(("max rows", lambda x: x - x.max(axis=0, keepdims=True),
+                        lambda x: x - x.max(axis=0, keepdims=True)))
+        elif kind == 4:
+            ops.append(("transpose twice", lambda x: (x.T * 2.0).T, lambda x: (x.T * np.float32(2.0)).T))
+        elif kind == 5:
+            ops.append(("flip", lambda x: lt.flip(x, axis=0) + x, lambda x: np.flip(x, axis=0) + x))
+        elif kind == 6:
+            ops.append(("shift", lambda x: lt.concat([x[1:], x[:1]], axis=0),
+                        lambda x: np.concatenate([x[1:], x[:1]], axis=0)))
+        elif kind == 7:
+            ops.append(("pad+slice", lambda x: lt.pad(x, ((1, 2), (0, 0)))[2:] + 1.0,
+                        lambda x: np.pad(x, ((1, 2), (0, 0)))[2:] + np.float32(1.0)))
+        elif kind == 8:
+            w = rng.standard_normal((12, 12)).astype(np.float32) * 0.3
+            ops.append(("matmul", lambda x, w=lt.asarray(w): x @ w, lambda x, w=w: x @ w))
+        elif kind == 9:
+            ops.append(("gram", lambda x: (x @ x.T) @ x * 0.01, lambda x: (x @ x.T) @ x * np.float32(0.01)))
+        elif kind == 10:
+            ops.append(("softmax", lambda x: F.softmax(x, dim=0), lambda x: _np_softmax(x, 0)))
+        elif kind == 11:
+            ops.append(("merge", lambda x: x.reshape(-1, 6, 2).permute(1, 0, 2).reshape(6, -1).reshape(6, -1, 2)
+                        .permute(1, 0, 2).reshape(-1, 12),
+                        lambda x: x.reshape(-1, 6, 2).transpose(1, 0, 2).reshape(6, -1).reshape(6, -1, 2)
+                        .transpose(1, 0, 2).reshape(-1, 12)))
+        elif kind == 12:
+            ops.append(("cumsum", lambda x: lt.cumulative_sum(x, axis=0) * 0.1,
+                        lambda x: np.cumsum(x, axis=0, dtype=np.float32) * np.float32(0.1)))
+        elif kind == 13:
+            ops.append(("every other", lambda x: lt.concat([x[::2], x[1::2]], axis=0),
+                        lambda x: np.concatenate([x[::2], x[1::2]], axis=0)))
+        elif kind == 14:
+            ops.append(("mean", lambda x: x - x.mean(axis=0, keepdims=True), lambda x: x - x.mean(axis=0, keepdims=True)))
+        elif kind == 15:
+            ops.append(("outer", lambda x: (x[:, None, :] * x[None, :, :1]).sum(axis=1) * 0.1,
+                        lambda x: (x[:, None, :] * x[None, :, :1]).sum(axis=1) * np.float32(0.1)))
+        else:
+            ops.append(("last rows", lambda x: x - x[-1:] + x[-2:-1], lambda x: x - x[-1:] + x[-2:-1]))
+    return ops
+
+
+def _np_softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_chains_at_many_sizes_match_numpy(seed):
+    rng = np.random.default_rng(100 + seed)
+    chain = _chain(rng, int(rng.integers(2, 6)))
+    sizes = [1, 2, 3, 4, 5, 8, 13, 16, 31, 2, 7, 64, 100, 6]
+    for t in sizes:
+        x = rng.standard_normal((t, 12)).astype(np.float32)
+        if t == 1 and any(name == "last rows" for name, _, _ in chain):
+            continue   # (x[-2:-1] of one row is empty)
+        got, want = lt.asarray(x), x
+        for name, ours, theirs in chain:
+            got, want = ours(got), theirs(want).astype(np.float32)
+        np.testing.assert_allclose(got.numpy(), want, rtol=2e-4, atol=2e-4,
+                                   err_msg=f"t={t}, chain {[name for name, _, _ in chain]}")

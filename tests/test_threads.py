@@ -137,8 +137,9 @@ def test_native_pool_splits_the_range_and_closes():
 # ---- any thread may realize at any time ------------------------------------------------------
 
 _FOUR_THREADS = """
-import sys, threading, numpy as np, lazytensor as lt
+import sys, threading, numpy as np, lazytensor as lt, lazytensor.sizes
 device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+lazytensor.sizes.ENABLED = TEMPLATES   # (templates on: the new sizes share compiles, made by any thread)
 failures = []
 
 def work(k):
@@ -174,9 +175,18 @@ print("kernels compiled", lt.stats()["kernels_compiled"])
 
 def test_four_threads_compile_and_realize_equal_and_different_graphs(tmp_path, device):
     rounds = 6 if device == "cpu" else 2   # (an OpenCL kernel takes ~0.2 s to build on PoCL)
-    out = run_isolated(_FOUR_THREADS.replace("ROUNDS", str(rounds)), tmp_path, device, timeout=600).stdout
+    script = _FOUR_THREADS.replace("ROUNDS", str(rounds)).replace("TEMPLATES", "False")
+    out = run_isolated(script, tmp_path, device, timeout=600).stdout
     compiled = int(out.split()[-1])
     assert compiled >= 4 * rounds, "the threads did not compile kernels of their own"
+
+
+def test_four_threads_make_and_bind_size_templates(tmp_path):
+    """The same, with graphs that differ in a size served by templates (lazytensor/sizes.py):
+    made by whichever thread meets the second size, bound by all; every value checked."""
+    script = _FOUR_THREADS.replace("ROUNDS", "6").replace("TEMPLATES", "True")
+    out = run_isolated(script, tmp_path, "cpu", timeout=600).stdout
+    assert int(out.split()[-1]) < 4 * 6, "the sizes did not share their compiles"
 
 
 def test_one_writer_and_two_readers_of_one_tensor(device):
