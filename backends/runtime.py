@@ -45,6 +45,7 @@ class Runtime:
         self.loaded: LRU[CompiledKernel] = LRU(kernels)                        # by name (a hash of its source)
         self.by_expression: LRU[CompiledKernel] = LRU(kernels)                 # by fused kernel expression
         self.plans: LRU[Any] = LRU(min(MAX_PLANS, max(1, kernels // 2)))     # realize plans by graph structure
+        self.families: LRU[Any] = LRU(MAX_PLANS)   # graphs by skeleton, for size templates (lazytensor/sizes.py)
         # one compile at a time per device: threads that need the same kernel compile it once
         self.compiling = threading.RLock()
 

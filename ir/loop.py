@@ -285,10 +285,6 @@ def size_var(name: str) -> Expr:
     return Var(name)
 
 
-def known_int(e: Expr) -> bool:
-    return isinstance(e, Const)
-
-
 def add(a: Expr, b: Expr) -> Expr:
     if isinstance(a, Const) and isinstance(b, Const):
         return const(a.value + b.value)

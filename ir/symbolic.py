@@ -233,7 +233,12 @@ class Sym:
         return sum(c * math.prod(_value(name, values) for name in m) for m, c in self.terms)
 
     def names(self) -> set[str]:
-        return {name for m, _ in self.terms for name in m}
+        """The size variables it reads, a derived one's own (a kernel's parameters)."""
+        names: set[str] = set()
+        for m, _ in self.terms:
+            for name in m:
+                names |= DERIVED[name][0].names() if name in DERIVED else {name}
+        return names
 
 
 def _value(name: str, values: dict[str, int]) -> int:

@@ -88,6 +88,7 @@ def loops(kernel: KernelSpec, target: Target, schedule: Optional[Schedule] = Non
     symbolic = schedule is None and symbolic_nodes([expr])
     if schedule is None:   # (sizes that are symbolic: the schedule for their hints)
         schedule = heuristic_schedule(concrete([expr], HINTS)[0] if symbolic else expr, target)
+    _dump("schedule", lambda: f"{name} {'x'.join(map(str, expr.shape))}: " + ", ".join(map(repr, schedule)))
     lowered = None
     if symbolic:   # (a panel packed or a tile kept along a symbolic size may not fit the stack:
         for staged in (CacheRead, CacheWrite):   # read in place, then accumulate in place)
@@ -98,7 +99,6 @@ def loops(kernel: KernelSpec, target: Target, schedule: Optional[Schedule] = Non
                 schedule = tuple(p for p in schedule if not isinstance(p, staged))
     if lowered is None:
         lowered = lower(expr, schedule, name, len(kernel.inputs))
-    _dump("schedule", lambda: f"{name} {'x'.join(map(str, expr.shape))}: " + ", ".join(map(repr, schedule)))
     check_fits(lowered, target)
     _verified(verify_loops, lowered, name)
     _dump("loops", lambda: format_kernel(lowered))

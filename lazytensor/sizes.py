@@ -3,7 +3,8 @@
 Generating text one token at a time builds the same graph for every context length T, each
 with new shapes: compiled per shape, 64 lengths made 1,158 kernels. Here a graph whose plan is
 not cached is compared with the graphs of the same *skeleton* seen before (the structure with
-every integer in shapes and op arguments taken out): where two differ only in integers, and
+every integer of a shape taken out, in nodes and in the arguments of reshape, expand, shrink and
+pad; axes and other ops' integers are data and stay in): where two differ only in integers, and
 each integer is a*t + b of one of them, t (the size variable), the graph is rebuilt with that
 variable (ir/symbolic.py), run through the pipeline once -- every decision on its sizes must
 hold over the whole range or the compile is abandoned -- and the plan found is bound to each
@@ -23,26 +24,25 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from . import pipeline, plan
-from .backends.lru import LRU
 from .backends.runtime import CompiledKernel, Runtime
 from .devices import debug_level
 from .ir import symbolic
 from .ir.graph import Node, toposort
-from .ir.ops import MOVEMENT, Op
+from .ir.ops import Op
 from .ir.rules import make
 
 LOWEST = 2            # the least size a template serves (size 1 is special everywhere: broadcasting)
 HIGHEST = 1 << 24     # the greatest
-HINT = 64             # the size a template's schedules are chosen for, at least (its samples' greatest)
-MAX_FAMILIES = 256    # skeletons remembered per device
+HINT = 64             # the size a template's schedules are chosen for (or its greatest, if less)
 ENABLED = os.environ.get("LT_SYMBOLIC", "1") != "0"   # LT_SYMBOLIC=0: every size compiled on its own
+SIZED = frozenset({Op.RESHAPE, Op.EXPAND, Op.SHRINK, Op.PAD})   # ops whose arguments are sizes
 
 _lock = threading.Lock()
 
 
 @dataclass
 class _Template:
-    """A plan for every size t in [LOWEST, HIGHEST]: integer k of the skeleton is a[k]*t + b[k]."""
+    """A plan for every size t in [LOWEST, highest]: integer k of the skeleton is a[k]*t + b[k]."""
     name: str
     a: list[int]
     b: list[int]
@@ -58,16 +58,16 @@ class _Family:
 
 def skeleton(roots: list[Node]) -> tuple[tuple, list[int], list[Node]]:
     """(the graph's structure without its integers, the integers in order, the nodes in the
-    walk's order) -- integers in shapes and in op arguments, constants' values aside."""
+    walk's order): the integers of shapes and of SIZED ops' arguments."""
     order = toposort(roots)
     index = {n: i for i, n in enumerate(order)}
     ints: list[int] = []
     parts = []
     for n in order:
         shape = _take(n.shape, ints)
-        # (sizes only: a movement op's argument is made of sizes; any other op's integers (a
-        # random seed, an axis) are data and stay in the skeleton)
-        arg = _take(n.arg, ints) if n.op in MOVEMENT else None if n.op is Op.BUFFER else n.local[3]
+        # (sizes only: any other op's integers (an axis, a permutation, a random seed) are data
+        # and stay in the skeleton)
+        arg = _take(n.arg, ints) if n.op in SIZED else None if n.op is Op.BUFFER else n.local[3]
         parts.append((n.op, n.dtype, shape, arg, tuple(index[s] for s in n.src)))
     return (tuple(parts), tuple(index[r] for r in roots)), ints, order
 
@@ -98,10 +98,9 @@ def bound_plan(rt: Runtime, roots: list[Node], leaves: list[Node]) -> Optional[p
         return None
     key, ints, order = skeleton(roots)
     with _lock:
-        families = rt.__dict__.setdefault("families", LRU(MAX_FAMILIES))   # (per device)
-        family = families.get(key)
+        family = rt.families.get(key)
         if family is None:
-            families.put(key, _Family(ints))
+            rt.families.put(key, _Family(ints))
             return None
         template = family.template
         if template is None:
@@ -181,7 +180,7 @@ def _compile(rt: Runtime, template: _Template, order: list[Node], roots: list[No
         if node.op is Op.BUFFER:
             memo[node] = Node(Op.BUFFER, node.dtype, shape, (), node.arg)
             continue
-        arg = _put(node.arg, values, at) if node.op in MOVEMENT else node.arg
+        arg = _put(node.arg, values, at) if node.op in SIZED else node.arg
         src = tuple(memo[s] for s in node.src)
         made = make(node.op, *src, arg=arg) if src else Node(node.op, node.dtype, shape, (), arg)
         if made.shape != shape or made.dtype is not node.dtype:   # (the template's shapes hold)
@@ -202,7 +201,7 @@ def _highest(template: _Template, order: list[Node]) -> int:
     for node in order:
         shape_at[node] = list(range(k, k + len(node.shape)))
         k += len(node.shape)
-        if node.op not in MOVEMENT:
+        if node.op not in SIZED:
             continue
         arg_ints: list[int] = []
         _take(node.arg, arg_ints)

@@ -11,7 +11,7 @@ from ..ir import loop
 from ..ir.graph import Node
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
 from ..ir.ops import Op
-from ..ir.symbolic import DERIVED, HINTS, RANGES, Sym, ceil_div, divides, prod
+from ..ir.symbolic import HINTS, RANGES, Sym, ceil_div, divides, prod
 from .lower_expr import _ExprLowering, substitute
 from .schedule import Bind, Fuse, Parallel, Reorder, Schedule, Split, Unroll, Vectorize, output_axis, reduce_axis
 
@@ -235,7 +235,7 @@ def _kernel(name: str, expr: Node, lowering: "_ExprLowering", nparams: int, out:
 
 def _size_names(stmts: tuple, parallel) -> tuple[str, ...]:
     """The size variables (symbolic sizes) the statements or the parallel extent read, sorted."""
-    names = set() if not isinstance(parallel, Sym) else {n for n in parallel.names() if n not in DERIVED}
+    names = parallel.names() if isinstance(parallel, Sym) else set()
     for stmt in loop.walk(stmts):
         for root in loop.expressions(stmt):
             names.update(e.name for e in loop.postorder(root) if isinstance(e, Var) and e.name in RANGES)
