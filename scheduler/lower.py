@@ -25,13 +25,19 @@ from .nests import _kernel, _launch_shape, _Nests, apply_primitives
 from .reduction_loops import _partial_sums, _reduction_loops, _reduction_updates, _use_partial_sums
 from .schedule import CacheRead, CacheWrite, PartialSum, Schedule, reductions
 from .staging import _guard_thread_edges, _stage_inputs
+from .tails import version_tails
 
 
 def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kernel:
     """The loop IR of a kernel expression under `schedule`, pass by pass: the primitives make the
     loop nests (`_Nests`); a CacheWrite makes a cpu tile (its packing included), otherwise each
     reduction becomes an update of an accumulator, gpu inputs are staged into local memory, cpu
-    sums into partials, the updates are wrapped in their loops and the output element stored."""
+    sums into partials, the updates are wrapped in their loops and the output element stored;
+    last, loops with tails of symbolic length run full tiles apart (tails.py)."""
+    return version_tails(_lower(expr, schedule, name, nparams))
+
+
+def _lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kernel:
     reduces = reductions(expr)
     _check_index_space(expr, reduces)
     nests = apply_primitives(expr.shape, reduces, schedule)

@@ -218,3 +218,31 @@ def test_random_chains_at_many_sizes_match_numpy(seed):
             got, want = ours(got), theirs(want).astype(np.float32)
         np.testing.assert_allclose(got.numpy(), want, rtol=2e-4, atol=2e-4,
                                    err_msg=f"t={t}, chain {[name for name, _, _ in chain]}")
+
+
+def test_full_tiles_of_a_symbolic_size_run_apart_from_the_tail():
+    """scheduler/tails.py: a matmul whose row count is symbolic keeps its register tile's loops
+    of known length where a whole tile fits (the tail runs in a version of its own)."""
+    from lazytensor import pipeline
+    from lazytensor.devices import runtime
+    from lazytensor.ir import loop
+    from lazytensor.ir.dtypes import float32
+    from lazytensor.ir.graph import Node
+    from lazytensor.ir.ops import Op
+    from lazytensor.ir.rules import make
+
+    n = var("t_tails", 2, 1 << 20, 64)
+    x = Node(Op.BUFFER, float32, (n, 128), (), object())
+    w = Node(Op.BUFFER, float32, (128, 128), (), object())
+    prod_node = make(Op.SUM, make(Op.MUL, make(Op.EXPAND, make(Op.RESHAPE, x, arg=(n, 128, 1)), arg=(n, 128, 128)),
+                                  make(Op.EXPAND, make(Op.RESHAPE, w, arg=(1, 128, 128)), arg=(n, 128, 128))),
+                     arg=(1,))
+    kernels = pipeline.kernels([prod_node], runtime("cpu").device.target, [x, w])
+    _, _, lowered = pipeline.loops(kernels.kernels[0], runtime("cpu").device.target)
+    assert lowered.sizes == ("t_tails",)
+    versions = [s for s in loop.walk(lowered.body) if isinstance(s, loop.If)]
+    assert len(versions) == 2, "no full-tile version"
+    full, tail = versions
+    stops = [s.stop for s in loop.walk(full.body) if isinstance(s, loop.For)]
+    assert stops and all(isinstance(stop, loop.Const) for stop in stops), stops
+    assert any(not isinstance(s.stop, loop.Const) for s in loop.walk(tail.body) if isinstance(s, loop.For))

@@ -168,6 +168,18 @@ class _Renderer:
             dtype = stmt.value.dtype
             ptr = self._local_address(stmt.array, stmt.index, dtype)
             self.emit(f"store {LLVM_TYPE[dtype.name]} {value}, ptr {ptr}")
+        elif isinstance(stmt, loop.If):
+            cond = self.expr(stmt.cond)
+            self.counter += 1
+            then, done = f"if.then{self.counter}", f"if.end{self.counter}"
+            self.emit(f"br i1 {cond}, label %{then}, label %{done}")
+            self.label(then)
+            self.scopes.append({})   # (values computed in the branch serve only the branch)
+            for inner in stmt.body:
+                self._stmt(inner)
+            self.scopes.pop()
+            self.emit(f"br label %{done}")
+            self.label(done)
         else:
             raise TypeError(f"cannot render {stmt!r}")
 
