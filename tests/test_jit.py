@@ -212,6 +212,22 @@ def test_old_signatures_are_forgotten_beyond_the_limit(rng, monkeypatch):
     assert len(f.captures) == 3
 
 
+def test_signatures_holding_big_constants_are_forgotten_beyond_their_bytes(monkeypatch):
+    """Each signature's capture holds the arrays the function made into tensors: the kept ones
+    hold at most MAX_CONSTANT_BYTES of them (the newest is always kept)."""
+    monkeypatch.setattr(sys.modules["lazytensor.jit"], "MAX_CONSTANT_BYTES", 10_000)
+
+    @lt.jit
+    def f(x):
+        return x + lt.asarray(np.arange(x.shape[0] * 1000, dtype=np.float32).reshape(x.shape[0], 1000)).sum(axis=1)
+
+    for n in range(1, 6):
+        want = np.ones(n) + np.arange(n * 1000, dtype=np.float32).reshape(n, 1000).sum(axis=1)
+        np.testing.assert_allclose(f(lt.ones(n)).numpy(), want, rtol=1e-6)
+        assert sum(p.constant_bytes for p in f.captures.values()) <= 10_000 or len(f.captures) == 1
+    assert 1 <= len(f.captures) < 5
+
+
 # ---- errors at the call that causes them -------------------------------------------------------
 
 @pytest.mark.parametrize("body", [
