@@ -3,7 +3,8 @@ a range [lo, hi], so that one compiled kernel serves every size in the range.
 
 A `Sym` supports what shape arithmetic does with ints (+, -, *, exact // and %, comparisons) and
 decides a comparison only where it holds for every value of the variables in their ranges
-(bounds by interval arithmetic over the monomials: sound, never a guess). Where it does not (is
+(`bounds`: exact for one variable, interval arithmetic over the monomials for several: sound,
+never a guess). Where it does not (is
 `n == 64`? is `n % 8 == 0`?), it raises `Undecidable`: the caller falls back to concrete sizes,
 so a symbolic compile is either right for the whole range or not made. A Sym is never an index
 (`range(n)`, `int(n)` raise too): code that needs the number must ask for it.
@@ -121,7 +122,7 @@ class Sym:
         raise Undecidable(f"({self}) % {other}")
 
     def __rfloordiv__(self, other: Int) -> Int:
-        if other == 0:
+        if other == 0 and self.bounds()[0] > 0:
             return 0
         raise Undecidable(f"{other} // ({self})")
 
@@ -129,7 +130,7 @@ class Sym:
         return self // other, self % other
 
     def __rmod__(self, other: Int) -> Int:
-        if other == 0:
+        if other == 0 and self.bounds()[0] > 0:
             return 0
         raise Undecidable(f"{other} % ({self})")
 
@@ -166,7 +167,7 @@ class Sym:
             a = b = 1
             for name in m:
                 v_lo, v_hi = RANGES[name]
-                a, b = a * v_lo, b * v_hi   # (all values positive)
+                a, b = a * v_lo, b * v_hi   # (all values >= 0: sizes and counts)
             lo, hi = (lo + c * a, hi + c * b) if c > 0 else (lo + c * b, hi + c * a)
         return lo, hi
 
@@ -257,7 +258,9 @@ def ceil_div(x: Int, f: int) -> Int:
     name = f"ceil(({x})/{f})"
     if name not in DERIVED:
         lo, hi = x.bounds()
-        RANGES[name] = (max(1, -(-lo // f)), max(1, -(-hi // f)))
+        if lo < 0:   # (a count: never below 0 where the sizes are valid; the bounds code assumes it)
+            raise Undecidable(f"ceil(({x})/{f}) may be negative")
+        RANGES[name] = (-(-lo // f), -(-hi // f))
         HINTS[name] = -(-x.substitute(HINTS) // f)
         DERIVED[name] = (x, f)
     return Sym((((name,), 1),))
@@ -295,10 +298,6 @@ def divides(f: int, x: Int) -> bool:
         return x % f == 0
     except Undecidable:
         return False
-
-
-def is_sym(x: object) -> bool:
-    return isinstance(x, Sym)
 
 
 def substitute(x, values: dict[str, int]):
