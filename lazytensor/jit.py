@@ -14,7 +14,8 @@ What a call depends on, and what is fixed when it is captured (as with jax.jit):
 - Tensor arguments (also inside tuples, lists and dicts) are the inputs: each call passes its own.
   A call whose tensors differ in shape, dtype, device or requires_grad, or whose other arguments
   differ (compared with ==: they must be hashable), is captured anew; MAX_CAPTURES signatures
-  are kept per function.
+  are kept per function, holding at most MAX_CONSTANT_BYTES of constants (the least recently
+  used forgotten first).
 - Tensors that exist before the call and that the function reads or changes (parameters,
   optimizer state, running statistics) are its state: a replay reads their values at that time
   and puts back what the function changes in them (in-place updates, `.grad`). State is these
