@@ -15,6 +15,8 @@ import dataclasses
 import math
 from typing import Union
 
+from .ops import Op
+
 # name -> (lo, hi): the range of each size variable (1 <= lo <= hi)
 RANGES: dict[str, tuple[int, int]] = {}
 # name -> the value performance decisions assume (a schedule's tile sizes; never correctness)
@@ -336,7 +338,7 @@ def concrete(roots, values: dict[str, int]):
     memo = {}
     for n in toposort(roots):
         src = tuple(memo[s] for s in n.src)
-        if n.op.name == "BUFFER":
+        if n.op is Op.BUFFER:   # (its arg is the buffer: kept as it is)
             memo[n] = Node(n.op, n.dtype, substitute(n.shape, values), (), n.arg)
         else:
             memo[n] = Node(n.op, n.dtype, substitute(n.shape, values), src, substitute(n.arg, values))

@@ -195,7 +195,7 @@ def _run(rt: Runtime, roots: list[Node]) -> list:
     key, leaves = plan.structure(graph)
     found = rt.plans.get(key)
     if found is None:   # (a template's plan where this graph differs from earlier ones in a size only)
-        found = sizes.bound_plan(rt, graph, leaves) or _plan(rt, graph, leaves)
+        found = sizes.bound_plan(rt, graph) or _plan(rt, graph, leaves)
         rt.plans.put(key, found)
     else:
         rt.stats.plan_cache_hits += 1

@@ -46,8 +46,9 @@ class _Template:
     name: str
     a: list[int]
     b: list[int]
-    plan: Optional[plan.Plan]   # None: the symbolic compile failed (the family is concrete)
+    plan: Optional[plan.Plan]   # None: not compiled yet, or refused
     highest: int = HIGHEST      # the greatest size the plan serves (its compile assumed no more)
+    refused: bool = False       # the symbolic compile failed: the family compiles per size
 
 
 @dataclass
@@ -56,20 +57,23 @@ class _Family:
     template: Optional[_Template] = None
 
 
-def skeleton(roots: list[Node]) -> tuple[tuple, list[int], list[Node]]:
+def skeleton(roots: list[Node]) -> tuple[tuple, list[int], list[Node], dict[Node, int]]:
     """(the graph's structure without its integers, the integers in order, the nodes in the
-    walk's order): the integers of shapes and of SIZED ops' arguments."""
+    walk's order, where each node's integers start among them): the integers of shapes and of
+    SIZED ops' arguments, a node's shape first."""
     order = toposort(roots)
     index = {n: i for i, n in enumerate(order)}
     ints: list[int] = []
+    starts: dict[Node, int] = {}
     parts = []
     for n in order:
+        starts[n] = len(ints)
         shape = _take(n.shape, ints)
         # (sizes only: any other op's integers (an axis, a permutation, a random seed) are data
         # and stay in the skeleton)
         arg = _take(n.arg, ints) if n.op in SIZED else None if n.op is Op.BUFFER else n.local[3]
         parts.append((n.op, n.dtype, shape, arg, tuple(index[s] for s in n.src)))
-    return (tuple(parts), tuple(index[r] for r in roots)), ints, order
+    return (tuple(parts), tuple(index[r] for r in roots)), ints, order, starts
 
 
 def _take(x: Any, ints: list[int]) -> Any:
@@ -91,12 +95,12 @@ def _put(x: Any, values: list, at: list[int]) -> Any:
     return x
 
 
-def bound_plan(rt: Runtime, roots: list[Node], leaves: list[Node]) -> Optional[plan.Plan]:
+def bound_plan(rt: Runtime, roots: list[Node]) -> Optional[plan.Plan]:
     """A plan for the graph under `roots` from a template of its skeleton (made here from an
     earlier graph where this one differs from it only in one size), or None."""
     if not ENABLED or rt.device.name != "cpu":   # (size parameters are rendered by the cpu backend only, so far)
         return None
-    key, ints, order = skeleton(roots)
+    key, ints, order, starts = skeleton(roots)
     with _lock:
         family = rt.families.get(key)
         if family is None:
@@ -109,16 +113,16 @@ def bound_plan(rt: Runtime, roots: list[Node], leaves: list[Node]) -> Optional[p
             if template is None:
                 return None
             family.template = template
-    if template.plan is None and template.name:
+    if template.plan is None and not template.refused:
         try:
-            template.plan = _compile(rt, template, order, roots, leaves)
+            template.plan = _compile(rt, template, order, starts, roots)
             rt.stats.size_templates += 1
         except Exception as error:   # (anything the symbolic pipeline cannot decide or do: compile concretely)
             if debug_level():
                 print(f"lt: sizes: no template compiled ({type(error).__name__}: {error})", file=sys.stderr)
                 if debug_level() >= 2:
                     traceback.print_exc()
-            template.name = ""
+            template.refused = True
             rt.stats.size_templates_refused += 1
             return None
     if template.plan is None:
@@ -167,10 +171,10 @@ def _size(template: _Template, ints: list[int]) -> Optional[int]:
     return t
 
 
-def _compile(rt: Runtime, template: _Template, order: list[Node], roots: list[Node],
-             leaves: list[Node]) -> plan.Plan:
+def _compile(rt: Runtime, template: _Template, order: list[Node], starts: dict[Node, int],
+             roots: list[Node]) -> plan.Plan:
     """The template's graph with its size variable, through the pipeline: its plan."""
-    highest = template.highest = _highest(template, order)
+    highest = template.highest = _highest(template, order, starts)
     n = symbolic.var(template.name, LOWEST, highest, min(HINT, highest))
     values = [a * n + b if a else b for a, b in zip(template.a, template.b)]
     at = [0]
@@ -192,26 +196,20 @@ def _compile(rt: Runtime, template: _Template, order: list[Node], roots: list[No
     return plan.build(found.kernels, found.roots, found.leaves, lambda kernel: pipeline.compile_kernel(kernel, rt))
 
 
-def _highest(template: _Template, order: list[Node]) -> int:
+def _highest(template: _Template, order: list[Node], starts: dict[Node, int]) -> int:
     """The greatest size for which the template's graph is valid (below HIGHEST): a slice
     of a fixed-size tensor bounds it (a causal mask's [:T, :T] of a (64, 64) buffer)."""
-    shape_at: dict[Node, list[int]] = {}
-    k = 0
     highest = HIGHEST
     for node in order:
-        shape_at[node] = list(range(k, k + len(node.shape)))
-        k += len(node.shape)
-        if node.op not in SIZED:
+        if node.op is not Op.SHRINK:
             continue
-        arg_ints: list[int] = []
-        _take(node.arg, arg_ints)
-        if node.op is Op.SHRINK:
-            for d, q in enumerate(shape_at[node.src[0]]):
-                for p in (k + 3 * d, k + 3 * d + 1):   # start and stop <= the source's length
-                    slope = template.a[p] - template.a[q]
-                    if slope > 0:
-                        highest = min(highest, (template.b[q] - template.b[p]) // slope)
-        k += len(arg_ints)
+        args = starts[node] + len(node.shape)   # (its (start, stop, step) per axis follow its shape)
+        for d in range(len(node.shape)):
+            q = starts[node.src[0]] + d
+            for p in (args + 3 * d, args + 3 * d + 1):   # start and stop <= the source's length
+                slope = template.a[p] - template.a[q]
+                if slope > 0:
+                    highest = min(highest, (template.b[q] - template.b[p]) // slope)
     if highest < LOWEST:
         raise symbolic.Undecidable("the template's graph holds for no size")
     return highest
