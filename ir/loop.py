@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 import weakref
+import dataclasses
 from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Union
@@ -421,6 +422,34 @@ def walk(stmts: tuple[Stmt, ...]):
         yield s
         if isinstance(s, (For, If)):
             stack.append(iter(s.body))
+
+
+def rewrite_statements(stmts: tuple[Stmt, ...], expr: "Callable[[Expr], Expr]",
+                       arrays: "dict[str, str] | None" = None) -> tuple[Stmt, ...]:
+    """The statements with each of their expressions `e` replaced by `expr(e)`, and the stores
+    into the local arrays named in `arrays` going to their new names (loads are `expr`'s to
+    rename: they are expressions). Statements without expressions are kept as they are."""
+    arrays = arrays or {}   # (recursive: a loop nest is as deep as its kernel's axes, no deeper)
+    out = []
+    for s in stmts:
+        if isinstance(s, For):
+            s = dataclasses.replace(s, start=expr(s.start), stop=expr(s.stop),
+                                    body=rewrite_statements(s.body, expr, arrays))
+        elif isinstance(s, If):
+            s = dataclasses.replace(s, cond=expr(s.cond), body=rewrite_statements(s.body, expr, arrays))
+        elif isinstance(s, LocalStore):
+            s = dataclasses.replace(s, array=arrays.get(s.array, s.array), index=expr(s.index),
+                                    value=expr(s.value))
+        elif isinstance(s, Store):
+            s = dataclasses.replace(s, index=expr(s.index), value=expr(s.value))
+        elif isinstance(s, Declare):
+            s = dataclasses.replace(s, init=expr(s.init))
+        elif isinstance(s, Assign):
+            s = dataclasses.replace(s, value=expr(s.value))
+        elif not isinstance(s, (Barrier, ThreadReduce)):
+            raise TypeError(f"rewrite_statements: unknown statement {s!r}")
+        out.append(s)
+    return tuple(out)
 
 
 def expressions(stmt: Stmt) -> tuple[Expr, ...]:

@@ -25,6 +25,7 @@ from .nests import _kernel, _launch_shape, _Nests, apply_primitives
 from .reduction_loops import _partial_sums, _reduction_loops, _reduction_updates, _use_partial_sums
 from .schedule import CacheRead, CacheWrite, PartialSum, Schedule, reductions
 from .staging import _guard_thread_edges, _stage_inputs
+from .partition import partition_conditions
 from .tails import version_tails
 
 
@@ -33,8 +34,9 @@ def lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kerne
     loop nests (`_Nests`); a CacheWrite makes a cpu tile (its packing included), otherwise each
     reduction becomes an update of an accumulator, gpu inputs are staged into local memory, cpu
     sums into partials, the updates are wrapped in their loops and the output element stored;
-    last, loops with tails of symbolic length run full tiles apart (tails.py)."""
-    return version_tails(_lower(expr, schedule, name, nparams))
+    last, loops with tails of symbolic length run full tiles apart (tails.py) and loops that
+    test their index against constants run in pieces without the tests (partition.py)."""
+    return partition_conditions(version_tails(_lower(expr, schedule, name, nparams)))
 
 
 def _lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kernel:

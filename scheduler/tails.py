@@ -55,12 +55,12 @@ def _tail_of(f: For) -> Alu | None:
 
 def _two_versions(body: tuple, tail: Alu, whole: tuple, arrays: list[LocalArray]) -> tuple:
     c, rest = tail.srcs
-    full = _rewrite(body, lambda e: c if e is tail else None, {})
+    full = loop.rewrite_statements(body, lambda e: loop.rewrite(e, lambda x: c if x is tail else None))
     own = {a.name for a in arrays if _accesses(body, a.name) == _accesses(whole, a.name)}
     renamed = {name: name + TAIL for name in own}
     arrays += [replace(a, name=renamed[a.name]) for a in list(arrays) if a.name in renamed]
-    partial = _rewrite(body, lambda e: LocalLoad(renamed[e.array], e.index, e.dtype)
-                       if isinstance(e, LocalLoad) and e.array in renamed else None, renamed)
+    partial = loop.rewrite_statements(body, lambda e: loop.rewrite(e, lambda x: LocalLoad(
+        renamed[x.array], x.index, x.dtype) if isinstance(x, LocalLoad) and x.array in renamed else None), renamed)
     return (If(loop.less(loop.const(c.value - 1), rest), full), If(loop.less(rest, c), partial))
 
 
@@ -71,29 +71,3 @@ def _accesses(stmts: tuple, name: str) -> int:
         for root in loop.expressions(s):
             count += sum(isinstance(e, LocalLoad) and e.array == name for e in loop.postorder(root))
     return count
-
-
-def _rewrite(stmts: tuple, replace_expr, renamed: dict[str, str]) -> tuple:
-    """The statements with every expression rewritten by `replace_expr` (loop.rewrite) and the
-    stores into arrays in `renamed` going to their new names."""
-    def expr(e: Expr) -> Expr:
-        return loop.rewrite(e, replace_expr)
-
-    out = []
-    for s in stmts:
-        if isinstance(s, For):
-            s = replace(s, start=expr(s.start), stop=expr(s.stop), body=_rewrite(s.body, replace_expr, renamed))
-        elif isinstance(s, If):
-            s = replace(s, cond=expr(s.cond), body=_rewrite(s.body, replace_expr, renamed))
-        elif isinstance(s, LocalStore):
-            s = replace(s, array=renamed.get(s.array, s.array), index=expr(s.index), value=expr(s.value))
-        elif isinstance(s, loop.Store):
-            s = replace(s, index=expr(s.index), value=expr(s.value))
-        elif isinstance(s, loop.Declare):
-            s = replace(s, init=expr(s.init))
-        elif isinstance(s, loop.Assign):
-            s = replace(s, value=expr(s.value))
-        else:
-            raise TypeError(f"version_tails: cannot copy {s!r}")
-        out.append(s)
-    return tuple(out)

@@ -150,7 +150,8 @@ def _windows(x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilati
     lead = x.ndim - n
     for a in reversed(range(n)):   # windows of the last axis first; each pair (o, k) goes to the end
         order = tuple(d for d in range(len(shape)) if d != lead + a) + (lead + a,)
-        moves.append((Op.PERMUTE, order))
+        if order != tuple(range(len(shape))):
+            moves.append((Op.PERMUTE, order))
         shape = _windows_last_axis(tuple(shape[d] for d in order), kernel[a], stride[a], dilation[a], moves)
     # now (..., o_n, k_n, ..., o_1, k_1): gather the o's, then the k's
     outs = [lead + 2 * (n - 1 - a) for a in range(n)]
@@ -174,9 +175,11 @@ def _windows_last_axis(shape: tuple[int, ...], k: int, s: int, d: int, moves: li
     repeats = -(-k * length // ip)
     moves += [(Op.RESHAPE, lead + (1, ip)), (Op.EXPAND, lead + (repeats, ip)), (Op.RESHAPE, lead + (repeats * ip,)),
               (Op.SHRINK, whole + ((0, k * length, 1),)), (Op.RESHAPE, lead + (k, length)),   # rows[..., :k*length]
-              (Op.SHRINK, whole + ((0, k, 1), (0, o * s, 1))), (Op.RESHAPE, lead + (k, o, s)),
-              (Op.SHRINK, whole + ((0, k, 1), (0, o, 1), (0, 1, 1))), (Op.RESHAPE, lead + (k, o)),   # [..., 0]
-              (Op.PERMUTE, (*range(len(lead)), len(lead) + 1, len(lead)))]
+              (Op.SHRINK, whole + ((0, k, 1), (0, o * s, 1)))]
+    if s > 1:   # every s-th: [..., 0] of rows of s
+        moves += [(Op.RESHAPE, lead + (k, o, s)), (Op.SHRINK, whole + ((0, k, 1), (0, o, 1), (0, 1, 1))),
+                  (Op.RESHAPE, lead + (k, o))]
+    moves.append((Op.PERMUTE, (*range(len(lead)), len(lead) + 1, len(lead))))
     return lead + (o, k)
 
 
