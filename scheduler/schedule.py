@@ -496,18 +496,30 @@ def _reusing_rows(col: int, strides: list[tuple[int, ...]], rows: list[tuple[int
 
 
 def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | None,
-                work: int, pack: int | None = None) -> tuple[Schedule, str]:
+                work: int, pack: int | None = None, batch: list[int] = ()) -> tuple[Schedule, str]:
     """The loops of a register tile: `mr` of output axis `row` by `nr` of axis `col` (None: the
     whole axis), innermost and unrolled, kept in a local array (CacheWrite); the rows' outer
     loop outermost, in parallel where there is enough work. With `pack` (an input's slot), the
     columns' outer loop runs outermost instead, and that input's panel for a block of columns
-    is packed once per block (CacheRead), then used by every block of rows. Returns the
+    is packed once per block (CacheRead), then used by every block of rows. With `batch` axes
+    (every input varies along them: attention's heads), those run outermost, fused with the
+    rows' outer loop into the parallel one: one product's operands stay in cache while its
+    tiles use them. (Inside the row blocks, as before, p @ v of 128 heads of 64x64 @ 64x32
+    reread each head's v from L3 once per block of rows: 0.48 ms, torch 0.28.) Returns the
     primitives and the name of the tile's column loop."""
     r = Split(output_axis(row), mr)
+    if batch and pack is None and nr is not None:
+        c = Split(output_axis(col), nr)
+        outer = Fuse((*(output_axis(d) for d in batch), r.outer))
+        others = [output_axis(d) for d in range(len(shape)) if d not in (row, col, *batch)]
+        prims: list[Primitive] = [r, c, Reorder((*outer.axes, c.outer, *others, r.inner, c.inner)), outer]
+        if work >= H.PARALLEL_MIN_WORK:
+            prims.append(Parallel(outer.fused))
+        return tuple(prims) + (CacheWrite(r.inner), Unroll(r.inner, mr)), c.inner
     others = [output_axis(d) for d in range(len(shape)) if d not in (row, col)]
     if nr is None:
         c = output_axis(col)
-        prims: list[Primitive] = [r, Reorder((r.outer, *others, r.inner, c))]
+        prims = [r, Reorder((r.outer, *others, r.inner, c))]
         tile_col = c
     elif pack is None:
         c = Split(output_axis(col), nr)
@@ -619,7 +631,8 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
             prims, tile_col = _packed_tile_loops(shape, row, col, mr, nr, work, once, batch)
             return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width))
         pack = _panel_to_pack(shape, tileable, row, col, mr, nr, target, always=pack_panels)
-        prims, tile_col = _tile_loops(shape, row, col, mr, nr, work, pack)
+        batch = [d for d in _batch_axes(shape, r, strides) if d not in (row, col)]
+        prims, tile_col = _tile_loops(shape, row, col, mr, nr, work, pack, batch)
         return prims + (Vectorize(tile_col, width), Unroll(tile_col, nr // width)) + _longest_reduction_innermost(r)
     # a short last axis (a 10-class layer) is a whole row of the tile
     rows = [(n, d) for d, n in enumerate(shape[:-1]) if n > 1]

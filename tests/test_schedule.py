@@ -310,6 +310,23 @@ def test_batched_matmuls_tile_each_matrix_not_the_batch():
     assert any(isinstance(prim, CacheRead) and prim.at == "i0" for prim in _schedule_of(q @ k.permute(0, 2, 1)))
 
 
+@pytest.mark.parametrize("target", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_attention_p_at_v_runs_head_by_head(target):
+    """p @ v with v's heads split from a (B, T, C) projection: the heads run outermost in the
+    parallel loop, so one head's v stays in cache while its tiles read it (rows outermost
+    reread every head's v once per block of rows)."""
+    B, H, T, D = 4, 4, 64, 32
+    rng = np.random.default_rng(5)
+    s, v = rng.standard_normal((B, H, T, T)).astype(np.float32), rng.standard_normal((B, T, H * D)).astype(np.float32)
+    heads = lt.asarray(v).reshape(B, T, H, D).permute(0, 2, 1, 3)
+    y = lt.asarray(s) @ heads
+    (parallel,) = [p for p in _schedule_of(y, target) if isinstance(p, Parallel)]
+    axes = parallel.axis.split("x")
+    assert axes[:2] == ["i0", "i1"], parallel   # (then the tile's row blocks, or packed per head)
+    want = s.astype(np.float64) @ v.reshape(B, T, H, D).transpose(0, 2, 1, 3)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("shapes", [((6, 20, 33), (6, 33, 16)), ((3, 2, 16, 70), (3, 2, 70, 8)),
                                     ((5, 12, 64), (64, 32)), ((1, 8, 96), (1, 96, 16)), ((4, 64, 128), (4, 128, 64)),
                                     ((8, 4, 64, 32), (8, 4, 32, 64)), ((3, 5, 48, 16), (3, 5, 16, 40))],
