@@ -181,3 +181,35 @@ def test_several_threads_share_one_pool(count):
         for job in js:
             job.check()
     pool.close()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cpus")
+def test_a_worker_on_its_launchers_cpu_moves_off_it(count):
+    """Linux may wake a worker on the cpu of the thread that woke it; there the two take turns
+    while another cpu idles, and every launch runs on one core. Put there by hand (both pinned
+    to one cpu, the worker's own mask still all of them), the worker moves itself off and keeps
+    its freedom: it ends on another cpu, still allowed all, and runs chunks again."""
+    cpus = sorted(os.sched_getaffinity(0))
+    pool = NativePool(2)
+    try:
+        Job(1000).run(pool, count)
+        (worker,) = [t.native_id for t in pool.threads]
+
+        def work() -> None:
+            os.sched_setaffinity(0, {cpus[0]})   # (this thread only)
+            try:
+                os.sched_setaffinity(worker, {cpus[0]})
+                helped = pool.worker_chunks
+                deadline = time.monotonic() + 30
+                while pool.moves == 0 or pool.worker_chunks == helped:
+                    assert time.monotonic() < deadline, "the worker never moved off its launcher's cpu"
+                    job = Job(20000)
+                    job.run(pool, count)
+                    job.check()
+            finally:
+                os.sched_setaffinity(0, cpus)
+
+        _in_thread(work)
+        assert sorted(os.sched_getaffinity(worker)) == cpus   # (free again, wherever it went)
+    finally:
+        _in_thread(pool.close, timeout=60)

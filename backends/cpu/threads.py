@@ -19,7 +19,10 @@ microsecond more than a serial one.
 A worker waiting for a job spins, then spins yielding its core, then sleeps in the kernel (futex)
 after a few ms without one and is woken by the next job, so an idle process takes no CPU. A
 worker that finds its wait was interrupted (another thread ran on its core meanwhile) naps for a
-few ms, woken by no launch, so it stops taking turns on a core that is wanted elsewhere.
+few ms, woken by no launch, so it stops taking turns on a core that is wanted elsewhere -- unless
+the thread it took turns with is its own launcher: then it moves itself to another cpu
+(MOVE_CYCLES says why), and a launch that woke sleeping workers yields once so that one woken
+onto its cpu can look.
 
 This needs Linux's futex and x86's `pause`; elsewhere `PythonPool` (a ThreadPoolExecutor) does
 the same job more slowly.
@@ -48,6 +51,8 @@ DONE = 128        # i32: chunks the workers finished this job (futex: the launch
 WAITING = 132     # i32: the launcher is asleep (or about to be) on DONE
 JOB = 192         # fn, args, extent, stop: i64 each
 HELPED = 256      # i64: chunks run by workers since the pool started (for tests and benchmarks)
+LAUNCHER_CPU = 264   # i32: the cpu the last launch was published from
+MOVED = 268       # i32: times a worker moved off the launcher's cpu (for tests and benchmarks)
 STATE_BYTES = 320
 # A worker waiting for a job spins (~25 us of time-stamp cycles), then spins yielding its core to
 # any other thread that wants it, then sleeps (~3 ms after its last job). A sleeping thread's core
@@ -62,6 +67,15 @@ SPIN_CYCLES = 1 << 16
 YIELD_CYCLES = 1 << 23
 PREEMPTED_CYCLES = 1 << 17
 NAP_NS = 8_000_000
+# A worker on the cpu its launcher runs on (Linux wakes a sleeping thread on its waker's cpu when
+# it judges the two share data) takes turns with the launcher there while another cpu idles: it
+# gets the core only when the launcher yields it, after all the chunks are claimed, and its wait
+# looks preempted, so it naps. Every launch then runs on one core: a softmax 1.1 ms instead of
+# 0.65 here, in a process that had run torch, for many launches in a row, until the scheduler's
+# balancer moved one of them. Such a worker moves itself: its allowed cpus without this one for
+# a moment, then all of them again (where it now is, it stays). At most once in MOVE_CYCLES.
+MOVE_CYCLES = 1 << 20
+MASK_WORDS = 16   # a cpu_set_t: 1024 cpus
 # Chunks a launch is cut into, per thread: a worker that comes late (woken, or given its core back
 # by another process) still finds some to take, and one that is descheduled holding a chunk holds
 # up less of the launch.
@@ -79,6 +93,11 @@ _DECLARATIONS = """declare i64 @syscall(i64, ...)
 declare i32 @sched_yield()
 declare void @llvm.x86.sse2.pause()
 declare i64 @llvm.readcyclecounter()
+declare i32 @sched_getcpu()
+declare i32 @sched_getaffinity(i32, i64, ptr)
+declare i32 @sched_setaffinity(i32, i64, ptr)
+declare i64 @llvm.ctpop.i64(i64)
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 """
 
 
@@ -113,6 +132,28 @@ entry:
   %t0 = call i64 @llvm.readcyclecounter() ;  this thread ran is claimed from like any other)
   store i64 %t0, ptr %since.a, align 8
   store i64 %t0, ptr %last.a, align 8
+  %launcher.cpu = getelementptr i8, ptr %state, i64 {LAUNCHER_CPU}
+  %moved = getelementptr i8, ptr %state, i64 {MOVED}
+  %mask = alloca [{MASK_WORDS} x i64], align 8      ; the cpus this thread may run on
+  %away = alloca [{MASK_WORDS} x i64], align 8      ; the same but the launcher's
+  %moved.at = alloca i64, align 8
+  store i64 0, ptr %moved.at, align 8
+  %got = call i32 @sched_getaffinity(i32 0, i64 {MASK_WORDS * 8}, ptr %mask)
+  %got.ok = icmp eq i32 %got, 0
+  br i1 %got.ok, label %count, label %counted
+count:                                   ; how many cpus it may run on (1: never move)
+  %k = phi i64 [ 0, %entry ], [ %k.1, %count ]
+  %n = phi i64 [ 0, %entry ], [ %n.1, %count ]
+  %m.p = getelementptr i64, ptr %mask, i64 %k
+  %m = load i64, ptr %m.p, align 8
+  %bits = call i64 @llvm.ctpop.i64(i64 %m)
+  %n.1 = add i64 %n, %bits
+  %k.1 = add i64 %k, 1
+  %more = icmp ult i64 %k.1, {MASK_WORDS}
+  br i1 %more, label %count, label %counted
+counted:
+  %allowed = phi i64 [ 0, %entry ], [ %n.1, %count ]
+  %can.move = icmp ugt i64 %allowed, 1
   br label %wait
 """
 
@@ -139,6 +180,35 @@ idle:
   store i64 %t, ptr %last.a, align 8
   %gap = sub i64 %t, %last
   %preempted = icmp ugt i64 %gap, {PREEMPTED_CYCLES}
+  br i1 %can.move, label %where, label %judge
+where:                                   ; on the launcher's cpu: move off it (not nap)
+  %mine.cpu = call i32 @sched_getcpu()
+  %theirs = load atomic i32, ptr %launcher.cpu monotonic, align 4
+  %stacked = icmp eq i32 %mine.cpu, %theirs
+  %moved.last = load i64, ptr %moved.at, align 8
+  %since.move = sub i64 %t, %moved.last
+  %may = icmp ugt i64 %since.move, {MOVE_CYCLES}
+  %go.move = and i1 %stacked, %may
+  br i1 %go.move, label %move, label %judge
+move:
+  store i64 %t, ptr %moved.at, align 8
+  call void @llvm.memcpy.p0.p0.i64(ptr %away, ptr %mask, i64 {MASK_WORDS * 8}, i1 false)
+  %cpu64 = zext i32 %mine.cpu to i64
+  %word.i = lshr i64 %cpu64, 6
+  %bit.i = and i64 %cpu64, 63
+  %bit = shl i64 1, %bit.i
+  %away.p = getelementptr i64, ptr %away, i64 %word.i
+  %away.w = load i64, ptr %away.p, align 8
+  %notbit = xor i64 %bit, -1
+  %away.w1 = and i64 %away.w, %notbit
+  store i64 %away.w1, ptr %away.p, align 8
+  call i32 @sched_setaffinity(i32 0, i64 {MASK_WORDS * 8}, ptr %away)   ; (moves this thread now)
+  call i32 @sched_setaffinity(i32 0, i64 {MASK_WORDS * 8}, ptr %mask)
+  atomicrmw add ptr %moved, i32 1 monotonic
+  %t4 = call i64 @llvm.readcyclecounter()
+  store i64 %t4, ptr %last.a, align 8
+  br label %wait
+judge:
   br i1 %preempted, label %nap, label %policy
 policy:
   %since = load i64, ptr %since.a, align 8
@@ -174,12 +244,12 @@ futex:
   %seen64 = zext i32 %seen to i64
   call i64 (i64, ...) @syscall(i64 {SYS_FUTEX}, ptr %generation, i64 {FUTEX_WAIT}, i64 %seen64, ptr null)
   br label %awake
-awake:
+awake:                                   ; (woken maybe on the launcher's cpu: look first)
   atomicrmw sub ptr %sleepers, i32 1 seq_cst
   %t2 = call i64 @llvm.readcyclecounter()
   store i64 %t2, ptr %since.a, align 8
   store i64 %t2, ptr %last.a, align 8
-  br label %wait
+  br label %idle
 """
 
 
@@ -259,12 +329,16 @@ entry:
   %new.gen = add i64 %w.gen, 4294967296  ; (wraps: only a change is looked for)
   %parts.f = shl i64 %parts, 16
   %new = or i64 %new.gen, %parts.f
+  %cpu = call i32 @sched_getcpu()
+  %cpu.p = getelementptr i8, ptr %state, i64 {LAUNCHER_CPU}
+  store atomic i32 %cpu, ptr %cpu.p monotonic, align 4
   store atomic i64 %new, ptr %word seq_cst, align 8   ; publishes the job, chunk 0 next
   %asleep = load atomic i32, ptr %sleepers seq_cst, align 4
   %any = icmp ne i32 %asleep, 0
   br i1 %any, label %wake, label %claim
-wake:
+wake:                                    ; (then yield: a worker woken onto this cpu runs, sees
   call i64 (i64, ...) @syscall(i64 {SYS_FUTEX}, ptr %generation, i64 {FUTEX_WAKE}, i64 2147483647)
+  call i32 @sched_yield()                 ;  it shares it with its launcher, and moves off)
   br label %claim
 """
 
@@ -400,6 +474,11 @@ class NativePool:
     def worker_chunks(self) -> int:
         """Chunks the workers (not the launching threads) have run since the pool started."""
         return int(self.state[HELPED // 8])
+
+    @property
+    def moves(self) -> int:
+        """Times a worker moved off the cpu of the thread launching (see MOVE_CYCLES)."""
+        return int(self.state.view(np.int32)[MOVED // 4])
 
     def run(self, program: ctypes._CFuncPtr, args: ctypes.Array, extent: int) -> None:
         parts = min(extent, CHUNKS_PER_THREAD * (self.workers + 1), MAX_PARTS)
