@@ -34,6 +34,12 @@ from .ir.rules import make
 LOWEST = 2            # the least size a template serves (size 1 is special everywhere: broadcasting)
 HIGHEST = 1 << 24     # the greatest
 HINT = 64             # the size a template's schedules are chosen for (or its greatest, if less)
+# The greatest size a template serves. Its kernels are scheduled for HINT, and a packed panel or
+# a tile along a size it cannot bound is dropped: far above, they run far below their concrete
+# twins (a matmul 2048 after one of 1024 made a template: 1.2 s, 12 GFLOP/s, against 0.1 s
+# compiled for its sizes), while a compile costs little beside such a kernel's time. So larger
+# sizes compile for themselves, as without templates.
+MOST = 4 * HINT
 ENABLED = os.environ.get("LT_SYMBOLIC", "1") != "0"   # LT_SYMBOLIC=0: every size compiled on its own
 SIZED = frozenset({Op.RESHAPE, Op.EXPAND, Op.SHRINK, Op.PAD})   # ops whose arguments are sizes
 
@@ -42,7 +48,8 @@ _lock = threading.Lock()
 
 @dataclass
 class _Template:
-    """A plan for every size t in [LOWEST, highest]: integer k of the skeleton is a[k]*t + b[k]."""
+    """A plan for every size t in [LOWEST, highest]: integer k of the skeleton is a[k]*t + b[k].
+    (highest: at most MOST)"""
     name: str
     a: list[int]
     b: list[int]
@@ -143,7 +150,7 @@ def _fit(old: list[int], new: list[int], key: tuple) -> Optional[_Template]:
     if pivot is None:
         return None
     t1, t2 = old[pivot], new[pivot]
-    if min(t1, t2) < LOWEST:
+    if min(t1, t2) < LOWEST or min(t1, t2) > MOST:
         return None
     a, b = [], []
     for u, v in zip(old, new):
@@ -174,7 +181,7 @@ def _size(template: _Template, ints: list[int]) -> Optional[int]:
 def _compile(rt: Runtime, template: _Template, order: list[Node], starts: dict[Node, int],
              roots: list[Node]) -> plan.Plan:
     """The template's graph with its size variable, through the pipeline: its plan."""
-    highest = template.highest = _highest(template, order, starts)
+    highest = template.highest = min(_highest(template, order, starts), MOST)
     n = symbolic.var(template.name, LOWEST, highest, min(HINT, highest))
     values = [a * n + b if a else b for a, b in zip(template.a, template.b)]
     at = [0]

@@ -141,6 +141,36 @@ def test_sizes_past_what_the_template_holds_compile_on_their_own():
         np.testing.assert_allclose(got, base[:t] * 2 + base[:t].sum(), rtol=1e-5, atol=1e-5)
 
 
+def test_sizes_far_above_the_hint_compile_for_themselves():
+    """A template's kernels are scheduled for sizes near HINT: past MOST a graph compiles for its
+    own sizes, as a large kernel is worth (a matmul 2048 after one of 1024 ran its template at 12
+    GFLOP/s, against 175 compiled for it). Two samples past MOST make no template; a template
+    made from small sizes does not serve a large one."""
+    from lazytensor.sizes import MOST
+    rng = np.random.default_rng(4)
+
+    def matmul(t: int) -> None:
+        a, b = (rng.standard_normal((t, t)).astype(np.float32) for _ in range(2))
+        np.testing.assert_allclose((lt.asarray(a) @ lt.asarray(b)).numpy(), a @ b, rtol=1e-4, atol=1e-3)
+
+    def counts() -> tuple[int, int]:
+        stats = lt.stats()
+        return stats["size_templates"], stats["sized_plans"]
+
+    before = counts()
+    matmul(MOST + 44)
+    matmul(2 * MOST + 88)
+    assert counts() == before
+    matmul(20)
+    matmul(30)
+    templates, sized = counts()
+    assert templates == before[0] + 1
+    matmul(40)
+    assert counts() == (templates, sized + 1)
+    matmul(MOST + 1)
+    assert counts() == (templates, sized + 1)
+
+
 # ---- a fuzzer over sizes ------------------------------------------------------------------------
 # A random chain of operations whose shapes follow one size t, run at many t (so the graphs of
 # one chain share a skeleton: templates are made and bound), each result compared with numpy.
