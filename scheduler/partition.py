@@ -75,35 +75,39 @@ def _tests(f: For) -> dict[Alu, tuple[bool, int]]:
     found: dict = {}
     for s in loop.walk(f.body):
         for root in loop.expressions(s):
+            affine: dict[Expr, tuple[int, int] | None] = {}
             for e in loop.postorder(root):
-                if isinstance(e, Alu) and e.op is Op.CMPLT and e not in found:
-                    left, right = _affine(e.srcs[0], f.var), _affine(e.srcs[1], f.var)
-                    if left is None or right is None or left[0] == right[0]:
-                        continue
-                    a, b = left[0] - right[0], left[1] - right[1]   # the test: a*i + b < 0
-                    if a > 0:   # i < -b/a: holds for i < ceil(-b/a)
-                        found[e] = (True, -(b // a))
-                    else:       # i > -b/a = b/|a|: holds for i >= floor(b/|a|) + 1
-                        found[e] = (False, b // -a + 1)
+                affine[e] = _affine(e, f.var, affine)
+                if not isinstance(e, Alu) or e.op is not Op.CMPLT or e in found:
+                    continue
+                left, right = affine[e.srcs[0]], affine[e.srcs[1]]
+                if left is None or right is None or left[0] == right[0]:
+                    continue
+                a, b = left[0] - right[0], left[1] - right[1]   # the test: a*i + b < 0
+                if a > 0:   # i < -b/a: holds for i < ceil(-b/a)
+                    found[e] = (True, -(b // a))
+                else:       # i > -b/a = b/|a|: holds for i >= floor(b/|a|) + 1
+                    found[e] = (False, b // -a + 1)
     return found
 
 
-def _affine(e: Expr, var: Var) -> tuple[int, int] | None:
-    """(a, b) where `e` is a*var + b with integer constants a, b; else None."""
+def _affine(e: Expr, var: Var, parts: dict) -> tuple[int, int] | None:
+    """(a, b) where `e` is a*var + b with integer constants a, b, else None; `parts` holds the
+    answers for e's sub-expressions."""
     if isinstance(e, Const):
         return (0, e.value) if isinstance(e.value, int) and not isinstance(e.value, bool) else None
     if e == var:
         return (1, 0)
-    if isinstance(e, Alu) and e.op in (Op.ADD, Op.MUL):
-        x, y = _affine(e.srcs[0], var), _affine(e.srcs[1], var)
-        if x is None or y is None:
-            return None
-        if e.op is Op.ADD:
-            return (x[0] + y[0], x[1] + y[1])
-        if x[0] and y[0]:
-            return None
-        return (x[0] * y[1] + y[0] * x[1], x[1] * y[1])
-    return None
+    if not isinstance(e, Alu) or e.op not in (Op.ADD, Op.MUL):
+        return None
+    x, y = parts[e.srcs[0]], parts[e.srcs[1]]
+    if x is None or y is None:
+        return None
+    if e.op is Op.ADD:
+        return (x[0] + y[0], x[1] + y[1])
+    if x[0] and y[0]:   # (var * var: not affine)
+        return None
+    return (x[0] * y[1] + y[0] * x[1], x[1] * y[1])
 
 
 def _decide(root: Expr, decided: dict[Alu, Const]) -> Expr:

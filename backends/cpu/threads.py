@@ -184,7 +184,9 @@ idle:
 where:                                   ; on the launcher's cpu: move off it (not nap)
   %mine.cpu = call i32 @sched_getcpu()
   %theirs = load atomic i32, ptr %launcher.cpu monotonic, align 4
-  %stacked = icmp eq i32 %mine.cpu, %theirs
+  %same = icmp eq i32 %mine.cpu, %theirs
+  %known = icmp ult i32 %mine.cpu, {MASK_WORDS * 64}   ; (-1: sched_getcpu failed)
+  %stacked = and i1 %same, %known
   %moved.last = load i64, ptr %moved.at, align 8
   %since.move = sub i64 %t, %moved.last
   %may = icmp ugt i64 %since.move, {MOVE_CYCLES}
