@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Union
+from typing import Sequence, Union
 
 from ..ir.graph import Node, toposort
 from ..ir.ops import REDUCTION, Op
@@ -496,7 +496,7 @@ def _reusing_rows(col: int, strides: list[tuple[int, ...]], rows: list[tuple[int
 
 
 def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | None,
-                work: int, pack: int | None = None, batch: list[int] = ()) -> tuple[Schedule, str]:
+                work: int, pack: int | None = None, batch: Sequence[int] = ()) -> tuple[Schedule, str]:
     """The loops of a register tile: `mr` of output axis `row` by `nr` of axis `col` (None: the
     whole axis), innermost and unrolled, kept in a local array (CacheWrite); the rows' outer
     loop outermost, in parallel where there is enough work. With `pack` (an input's slot), the
@@ -504,9 +504,9 @@ def _tile_loops(shape: tuple[int, ...], row: int, col: int, mr: int, nr: int | N
     is packed once per block (CacheRead), then used by every block of rows. With `batch` axes
     (every input varies along them: attention's heads), those run outermost, fused with the
     rows' outer loop into the parallel one: one product's operands stay in cache while its
-    tiles use them. (Inside the row blocks, as before, p @ v of 128 heads of 64x64 @ 64x32
-    reread each head's v from L3 once per block of rows: 0.48 ms, torch 0.28.) Returns the
-    primitives and the name of the tile's column loop."""
+    tiles use them. (With the row blocks outermost, p @ v of 128 heads of 64x64 @ 64x32 read
+    each head's v from L3 once per block of rows: 0.48 ms, against 0.285 heads outermost and
+    torch's 0.28.) Returns the primitives and the name of the tile's column loop."""
     r = Split(output_axis(row), mr)
     if batch and pack is None and nr is not None:
         c = Split(output_axis(col), nr)
