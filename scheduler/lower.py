@@ -22,10 +22,10 @@ from ..ir.view import View
 from .cpu_tile import _lower_cache_write
 from .lower_expr import _ExprLowering
 from .nests import _kernel, _launch_shape, _Nests, apply_primitives
+from .partition import partition_conditions
 from .reduction_loops import _partial_sums, _reduction_loops, _reduction_updates, _use_partial_sums
 from .schedule import CacheRead, CacheWrite, PartialSum, Schedule, reductions
 from .staging import _guard_thread_edges, _stage_inputs
-from .partition import partition_conditions
 from .tails import version_tails
 
 

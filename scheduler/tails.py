@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ir import loop
-from ..ir.loop import Alu, Const, Expr, For, If, LocalArray, LocalLoad, LocalStore
+from ..ir.loop import Alu, Const, For, If, LocalArray, LocalLoad, LocalStore
 from ..ir.ops import Op
 
 TAIL = "_tail"
