@@ -1,9 +1,17 @@
-"""Collapse a kernel's axes: merge neighbouring axes that every access walks as one.
+"""Shape a kernel's axes for its loops: split axes that a view reads as several, then merge
+neighbouring axes that every access walks as one.
 
 `(a + b)` over a contiguous (4096, 4096) becomes one loop of 16M: the inner loop is long, the
 index is `i`, and the backend vectorizes it without div/mod. Two axes merge when every load's
 top view can be reshaped to the merged shape without a new view (numpy's no-copy rule) and no
 reduction reduces one of them but not the other.
+
+Splitting comes first. A reshape that does not merge into a view's strides stacks a new view
+that reads the one below through its row-major position: `x.permute(0, 2, 1, 3).reshape(n, 56,
+56) + bias` reads x at (y // 4, x // 4, y % 4, x % 4)-like digits, div and mod in every load and
+no vector along a row. Run over the axes of the view below -- 56 split into 14 x 4 -- the stack
+is one affine map again (`ViewStack.affine`), and every other access (contiguous output, the
+broadcast bias) only gets finer axes.
 """
 from __future__ import annotations
 
@@ -11,13 +19,15 @@ import math
 
 from ..ir.graph import Node, toposort
 from ..ir.ops import REDUCTION, Op
-from ..ir.view import ViewStack
+from ..ir.view import View, ViewStack
 
 Groups = list[list[int]]
 
 
 def collapse_axes(expr: Node) -> Node:
-    """The same kernel expression over the fewest axes."""
+    """The same kernel expression over the fewest axes, split first where that makes a view
+    affine (`split_axes`)."""
+    expr = split_axes(expr)
     nodes = toposort([expr])
     rank = len(expr.shape)
     if rank <= 1 or any(n.op is Op.GATHER for n in nodes):
@@ -34,7 +44,11 @@ def collapse_axes(expr: Node) -> Node:
             kinds = {axis in r.arg for axis in group if not neutral(axis)}
             if len(kinds) > 1:
                 return False
-        return all(v.views[-1].reshape(_grouped(v.shape, [group], group[0])) is not None for v in views)
+        for v in views:
+            top = v.views[-1].reshape(_grouped(v.shape, [group], group[0]))
+            if top is None or (v.affine is not None and ViewStack(v.views[:-1] + (top,)).affine is None):
+                return False   # (a view that is affine stays so)
+        return True
 
     groups: Groups = [[rank - 1]]
     for axis in range(rank - 2, -1, -1):
@@ -76,3 +90,105 @@ def _reshape_top(view: ViewStack, groups: Groups) -> ViewStack:
     top = view.views[-1].reshape(_grouped(view.shape, groups))
     assert top is not None, "collapse_axes checked that every view merges"
     return ViewStack(view.views[:-1] + (top,))
+
+
+def split_axes(expr: Node) -> Node:
+    """The same kernel expression with axes split where a view stack reads them as several axes
+    of the view below: every stack that div/mod would index and that becomes affine over the
+    common refinement of the kernel's shape and the shapes below it (each axis split into the
+    factors both shapes agree on: (56,) and (14, 4) refine to (14, 4); (4, 6) and (6, 4) have
+    none). Only axes of one size in every index space split (never a reduced one), and only where
+    every access can be reshaped to the finer axes without a new view."""
+    nodes = toposort([expr])
+    if any(n.op is Op.GATHER for n in nodes):
+        return expr
+    stacks = [n.arg[1] if n.op is Op.LOAD else n.arg for n in nodes if n.op in (Op.LOAD, Op.VALID)]
+    spaces = [expr.shape] + [n.src[0].shape for n in nodes if n.op in REDUCTION]
+    fixed = {a for a, size in enumerate(expr.shape) if any(space[a] != size for space in spaces)}
+    splits: list[tuple[int, ...]] = [(size,) for size in expr.shape]
+    for stack in stacks:
+        top = stack.views[-1]
+        if len(stack.views) > 1 and stack.affine is None and top.mask is None:
+            finer = _refinement(splits, top, stack.views[-2].shape, fixed)
+            if finer is None or finer == splits:
+                continue
+            split = top.reshape(_flat(finer))
+            if split is not None and ViewStack(stack.views[:-1] + (split,)).affine is not None:
+                splits = finer
+    if all(len(parts) == 1 for parts in splits):
+        return expr
+    shape = _flat(splits)
+    if any(stack.views[-1].reshape(shape) is None for stack in stacks):
+        return expr
+    return _resplit(nodes, expr, splits)
+
+
+def _flat(splits: list[tuple[int, ...]]) -> tuple[int, ...]:
+    return tuple(size for parts in splits for size in parts)
+
+
+def _refinement(splits: list[tuple[int, ...]], top: View, below: tuple[int, ...],
+                fixed: set[int]) -> list[tuple[int, ...]] | None:
+    """`splits` (each kernel axis as its factors) refined so that each axis `top` walks in
+    steps that cross an axis boundary of `below` (a shape read row-major: its axes start at
+    row-major strides, the cuts) is split at that cut, or None where that cut does not divide
+    the axis or the axis is in `fixed`. (Whether the finer axes make the stack affine is the
+    caller's to check: an offset may still carry a digit over.)"""
+    cuts = []
+    stride = 1
+    for size in reversed(below):
+        cuts.append(stride)
+        stride *= size
+    refined: list[tuple[int, ...]] = []
+    for axis, (parts, step) in enumerate(zip(splits, top.strides)):
+        new: list[int] = []
+        for size in reversed(parts):
+            if step <= 0 or size == 1:
+                new.append(size)
+                step *= size
+                continue
+            edges = [step] + [c for c in cuts if step < c < step * size and c % step == 0] + [step * size]
+            if any(b % a for a, b in zip(edges, edges[1:])):
+                return None
+            new += [b // a for a, b in zip(edges, edges[1:])]
+            step *= size
+        if len(new) > len(parts) and axis in fixed:
+            return None
+        refined.append(tuple(reversed(new)))
+    return refined
+
+
+def _resplit(nodes: list[Node], expr: Node, splits: list[tuple[int, ...]]) -> Node:
+    """Every node of the kernel over the split axes: views reshaped at the top, reduction axes
+    renumbered (a reduced axis never splits, so each maps to one)."""
+    first = [0]
+    for parts in splits:
+        first.append(first[-1] + len(parts))
+
+    def finer(shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(p for size, parts in zip(shape, splits) for p in (parts if size == math.prod(parts) else
+                                                                        (size,) + (1,) * (len(parts) - 1)))
+    memo: dict[Node, Node] = {}
+    for node in nodes:
+        src = tuple(memo[s] for s in node.src)
+        arg = node.arg
+        if node.op is Op.LOAD:
+            arg = (arg[0], _reshape_stack(arg[1], finer(arg[1].shape)))
+        elif node.op is Op.VALID:
+            arg = _reshape_stack(arg, finer(arg.shape))
+        elif node.op in REDUCTION:
+            arg = tuple(first[a] for a in node.arg)
+        memo[node] = Node(node.op, node.dtype, finer(node.shape), src, arg)
+    return memo[expr]
+
+
+def _reshape_stack(stack: ViewStack, shape: tuple[int, ...]) -> ViewStack:
+    """`stack` over `shape` (finer axes); one view where the stack is one affine map with no
+    bounds checks, so that merging axes later sees the strides it must keep apart."""
+    top = stack.views[-1].reshape(shape)
+    assert top is not None, "split_axes checked that every view splits"
+    split = ViewStack(stack.views[:-1] + (top,))
+    if len(split.views) > 1 and split.affine is not None and not split.affine[2]:
+        strides, offset, _ = split.affine
+        return ViewStack((View(shape, strides, offset),))
+    return split

@@ -83,6 +83,39 @@ def test_reshape_of_non_contiguous_view(device, view):
         assert_close((x.reshape(shape) * 3 - 1).numpy(), v.reshape(shape) * 3 - 1)
 
 
+RESHAPED_VIEWS = {   # a view whose reshape stacks a view, then an op with a broadcast operand
+    "tiles back in place": ((3, 2, 5, 4, 3, 2), lambda a: a.transpose(0, 1, 2, 4, 3, 5), (3, 2, 15, 8)),
+    "heads merged": ((2, 4, 6, 5), lambda a: a.transpose(0, 2, 1, 3), (2, 6, 20)),
+    "flipped tiles": ((3, 4, 5, 2), lambda a: a[::-1].transpose(0, 2, 1, 3), (3, 20, 2)),
+    "uneven cut": ((4, 3, 6), lambda a: a.transpose(1, 0, 2)[:, 1:], (3, 18)),
+    "offset tiles": ((2, 5, 3, 4), lambda a: a[:, 1:].transpose(0, 2, 1, 3), (2, 3, 16)),
+    "padded tiles": ((2, 3, 4), lambda a: np.pad(a, ((0, 0), (1, 0), (0, 0))).transpose(0, 2, 1), (2, 16)),
+}
+
+
+@pytest.mark.parametrize("case", list(RESHAPED_VIEWS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_reshaped_views_with_broadcast_operands(device, case, dtype):
+    """split_axes runs such kernels over the view's own axes where that makes its load affine:
+    values as numpy's, with the broadcast operand along any axis, in sums too."""
+    shape, view, merged = RESHAPED_VIEWS[case]
+    rng = np.random.default_rng(len(case))
+    a = random_array(rng, shape, dtype)
+    v = view(a).reshape(merged)
+    moves = {"tiles back in place": lambda x: x.permute(0, 1, 2, 4, 3, 5),
+             "heads merged": lambda x: x.permute(0, 2, 1, 3), "flipped tiles": lambda x: x.flip(0).permute(0, 2, 1, 3),
+             "uneven cut": lambda x: x.permute(1, 0, 2)[:, 1:], "offset tiles": lambda x: x[:, 1:].permute(0, 2, 1, 3),
+             "padded tiles": lambda x: x.pad(((0, 0), (1, 0), (0, 0))).permute(0, 2, 1)}
+    x = moves[case](lt.asarray(a, device=device)).reshape(merged)
+    for axis in range(len(merged)):
+        b_shape = tuple(n if d == axis else 1 for d, n in enumerate(merged))
+        b = random_array(rng, b_shape, dtype)
+        lb = lt.asarray(b, device=device)
+        assert_close((x * lb).numpy(), v * b)
+        if dtype.is_float:
+            assert_close((x * lb).sum(axis=-1).numpy(), (v * b).sum(axis=-1, dtype=v.dtype))
+
+
 def test_transpose_reshape_transpose(device):
     a = rand((3, 4, 5))
     got = lt.asarray(a, device=device).T.reshape(20, 3).T.reshape(6, 10)[::-1]

@@ -142,6 +142,33 @@ def test_collapse_makes_contiguous_elementwise_one_loop():
     assert reduce_node.src[0].shape == (64, 32 * 16)
 
 
+def _loop_text(out: lt.Tensor) -> str:
+    (spec,) = kernels_of(out)
+    from lazytensor.ir.loop_print import format_kernel
+    return format_kernel(pipeline.loops(spec, runtime("cpu").device.target)[2])
+
+
+def test_a_reshaped_permute_with_an_epilogue_runs_over_the_permutes_axes():
+    """`y.permute(..).reshape(merged) + bias` (Winograd's output tiles put back in place, merged
+    attention heads plus a bias) reads its permuted input through a reshape that does not merge
+    into strides: over the merged axes every load was div/mod (8x slower than the plain copy);
+    split at the view's own axis boundaries it is one affine load."""
+    x = lt.asarray(np.ones((8, 6, 5, 7, 4, 4), np.float32))
+    bias = lt.asarray(np.ones(6, np.float32)).reshape(1, 6, 1, 1)
+    out = x.permute(0, 1, 2, 4, 3, 5).reshape(8, 6, 20, 28) + bias
+    (spec,) = kernels_of(out)
+    assert collapse_axes(spec.expr).shape == (8, 6, 5, 4, 7, 4)
+    text = _loop_text(out)
+    assert " / " not in text and " % " not in text, text
+    # a cut that does not divide the axis (the shrink to 27 columns) leaves the axes as they are
+    shrunk = x.permute(0, 1, 2, 4, 3, 5).reshape(8, 6, 20, 28)[:, :, :, :27] + bias
+    assert collapse_axes(kernels_of(shrunk)[0].expr).shape[-1] == 27
+    # a reduced axis is never split
+    summed = (x.permute(0, 1, 2, 4, 3, 5).reshape(8, 6, 20, 28) * bias).sum(axis=3)
+    reduce_node = next(n for n in _walk(collapse_axes(kernels_of(summed)[0].expr)) if n.op is Op.SUM)
+    assert 28 in reduce_node.src[0].shape
+
+
 def _walk(node):
     yield node
     for s in node.src:
