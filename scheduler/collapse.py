@@ -46,7 +46,8 @@ def collapse_axes(expr: Node) -> Node:
                 return False
         for v in views:
             top = v.views[-1].reshape(_grouped(v.shape, [group], group[0]))
-            if top is None or (v.affine is not None and ViewStack(v.views[:-1] + (top,)).affine is None):
+            if top is None or (_concrete(v) and v.affine is not None and
+                               ViewStack(v.views[:-1] + (top,)).affine is None):
                 return False   # (a view that is affine stays so)
         return True
 
@@ -98,11 +99,14 @@ def split_axes(expr: Node) -> Node:
     common refinement of the kernel's shape and the shapes below it (each axis split into the
     factors both shapes agree on: (56,) and (14, 4) refine to (14, 4); (4, 6) and (6, 4) have
     none). Only axes of one size in every index space split (never a reduced one), and only where
-    every access can be reshaped to the finer axes without a new view."""
+    every access can be reshaped to the finer axes without a new view. (A kernel with a
+    symbolic size, one compile for many lengths, keeps its axes.)"""
     nodes = toposort([expr])
     if any(n.op is Op.GATHER for n in nodes):
         return expr
     stacks = [n.arg[1] if n.op is Op.LOAD else n.arg for n in nodes if n.op in (Op.LOAD, Op.VALID)]
+    if not all(map(_concrete, stacks)):
+        return expr
     spaces = [expr.shape] + [n.src[0].shape for n in nodes if n.op in REDUCTION]
     fixed = {a for a, size in enumerate(expr.shape) if any(space[a] != size for space in spaces)}
     splits: list[tuple[int, ...]] = [(size,) for size in expr.shape]
@@ -121,6 +125,11 @@ def split_axes(expr: Node) -> Node:
     if any(stack.views[-1].reshape(shape) is None for stack in stacks):
         return expr
     return _resplit(nodes, expr, splits)
+
+
+def _concrete(stack: ViewStack) -> bool:
+    """Whether every size, stride and offset of `stack` is a number (no symbolic size)."""
+    return all(type(n) is int for view in stack.views for n in (*view.shape, *view.strides, view.offset))
 
 
 def _flat(splits: list[tuple[int, ...]]) -> tuple[int, ...]:

@@ -116,6 +116,23 @@ def test_causal_attention_over_a_growing_context():
     assert sum(compiled[3:-1]) == 0, compiled
 
 
+def test_merged_heads_plus_a_bias_over_a_growing_context():
+    """Heads merged back (permute + reshape: a view stacked on a view) under an elementwise op
+    with a broadcast bias: the kernel that split_axes would run over the heads' axes has a
+    symbolic length here, and still compiles once for every length."""
+    rng = np.random.default_rng(4)
+    bias = rng.standard_normal(64).astype(np.float32)
+    lbias = lt.asarray(bias)
+    compiled = []
+    for t in range(1, 12):
+        y = rng.standard_normal((1, 4, t, 16)).astype(np.float32)
+        before = _compiled()
+        got = (lt.asarray(y).permute(0, 2, 1, 3).reshape(1, t, 64) + lbias).numpy()
+        compiled.append(_compiled() - before)
+        np.testing.assert_allclose(got, y.transpose(0, 2, 1, 3).reshape(1, t, 64) + bias)
+    assert sum(compiled[3:]) == 0, compiled
+
+
 def test_small_heads_fuse_loops_of_symbolic_length():
     rng = np.random.default_rng(3)
     mask = np.tril(np.ones((20, 20), bool))
