@@ -50,6 +50,8 @@ class Optimizer:
         # 0-d tensors of the numbers a step uses, by value: made once, shared by the parameters
         # (and by later steps while the value stays: buffers never change)
         self._scalars: dict[tuple, Tensor] = {}
+        # values one step computes once for every parameter they are the same for (see `_once`)
+        self._shared: dict[tuple, Any] = {}
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients (before the next backward, which would add to them)."""
@@ -67,11 +69,15 @@ class Optimizer:
         if capture.RECORDING is not None:   # a replay of lt.jit checks the settings it captured
             capture.guard(("settings", id(self)), self._settings)
         updates: list[tuple[Tensor, Tensor]] = []   # (where the value goes, the new value)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    g = -p.grad if group.get("maximize") else p.grad
-                    updates.extend(self._update(p, g, group, self.state.setdefault(p, {})))
+        self._shared = {}
+        try:
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        g = -p.grad if group.get("maximize") else p.grad
+                        updates.extend(self._update(p, g, group, self.state.setdefault(p, {})))
+        finally:
+            self._shared = {}
         realize(*[value for _, value in updates])
         for target, value in updates:
             target._set_node(value.node)
@@ -99,6 +105,15 @@ class Optimizer:
         if capture.RECORDING is None:   # (kept by lt.jit, a tensor made during its capture would
             self._scalars[key] = scalar  # be state it cannot replay; the settings' guard covers it)
         return scalar
+
+
+    def _once(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """`make()`, made once per step for each `key`: the parameters of a group share their
+        step count's tensor while they step together (one node: `key` holds it), and with it
+        the bias corrections computed from it -- ten fewer tensor ops a parameter per step."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        return self._shared[key]
 
 
 def _log(beta: float) -> float:
@@ -178,15 +193,23 @@ class Adam(Optimizer):
         if "exp_avg" not in state:
             # the step count is a tensor (as in PyTorch): the bias corrections are computed by the
             # kernels, so a step captured by lt.jit replays with the count it has then
-            state["step"] = zeros((), dtype=float64 if part == float64 else float32, device=p.device)
+            count = float64 if part == float64 else float32
+            zero = self._once(("zero", count, p.device), lambda: zeros((), dtype=count, device=p.device))
+            state["step"] = zero._new(zero.node)
             state["exp_avg"], state["exp_avg_sq"] = zeros_like(p), zeros_like(_parts(p))
-        t = state["step"] + 1
+        step = state["step"]
+
+        def corrections() -> tuple[Tensor, Tensor, Tensor]:
+            # p -= lr / (1 - beta1^t) * m / (sqrt(v / (1 - beta2^t)) + eps), where 1 - beta^t is
+            # -expm1(t log beta): 1 - 0.999^t directly would lose digits to the rounding of 0.999
+            t = step + 1
+            return t, (self._scalar(lr, t) / -expm1(t * _log(beta1))).astype(part), \
+                (1 / -expm1(t * _log(beta2))).astype(part)
+        lr_key = ("tensor", id(lr)) if isinstance(lr, Tensor) else lr
+        t, step_size, inverse_correction = self._once(("corrections", step.node, lr_key, beta1, beta2, part),
+                                                      corrections)
         m = state["exp_avg"] * beta1 + g * (1 - beta1)
         v = state["exp_avg_sq"] * beta2 + _parts(g) * _parts(g) * (1 - beta2)
-        # p -= lr / (1 - beta1^t) * m / (sqrt(v / (1 - beta2^t)) + eps), where 1 - beta^t is
-        # -expm1(t log beta): 1 - 0.999^t directly would lose digits to the rounding of 0.999
-        step_size = (self._scalar(lr, t) / -expm1(t * _log(beta1))).astype(part)
-        inverse_correction = (1 / -expm1(t * _log(beta2))).astype(part)
         base = p * self._scalar(1 - lr * decay, p) if decay and self.decoupled else p
         new_p = base - _whole(step_size * _parts(m) / ((v * inverse_correction).sqrt() + eps), p)
         return [(p, new_p), (state["exp_avg"], m), (state["exp_avg_sq"], v), (state["step"], t)]

@@ -327,6 +327,31 @@ def test_param_groups_with_their_own_learning_rates():
         assert_close(b.numpy(), want[1], np.float64, f"b after step {t}")
 
 
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_adam_step_counts_that_part_ways(name):
+    """Parameters of a group share their step count and its bias corrections while they step
+    together; one that misses a step (no gradient) keeps its own count from then on, and a second
+    group with other betas its own corrections: each parameter as numpy's Adam with its count."""
+    rng = np.random.default_rng(5)
+    starts = [rng.standard_normal(shape) for shape in ((3, 4), (5,), (2, 2), (7,))]
+    params = [lt.asarray(s, dtype=lt.float64).requires_grad_() for s in starts]
+    optimizer = getattr(lt.optim, name)([{"params": params[:3]}, {"params": params[3:], "betas": (0.8, 0.9)}],
+                                        lr=0.1)
+    want, states, counts = [s.copy() for s in starts], [{} for _ in starts], [0] * len(starts)
+    for step in range(4):
+        stepping = [i for i in range(len(params)) if not (step == 1 and i == 1)]   # the second skips step 2
+        optimizer.zero_grad()
+        sum((params[i] * params[i] * (i + 1)).sum() for i in stepping).backward()
+        optimizer.step()
+        for i in stepping:
+            counts[i] += 1
+            betas = (0.8, 0.9) if i == 3 else (0.9, 0.999)
+            want[i] = UPDATES[name](want[i], 2 * (i + 1) * want[i], states[i], counts[i], lr=0.1, betas=betas)
+        for i, p in enumerate(params):
+            assert_close(p.numpy(), want[i], np.float64, f"parameter {i} after step {step + 1}")
+    assert [optimizer.state[p]["step"].item() for p in params] == counts
+
+
 def test_step_with_closure_returns_the_loss():
     problem = Problem(np.float64)
     params = problem.lt_params()
