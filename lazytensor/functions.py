@@ -39,6 +39,9 @@ def _method(name: str, doc: str):
 
 def _binary(op: Op, name: str, doc: str):
     def function(a: Any, b: Any) -> Tensor:
+        if getattr(a, "_lt_expression", False) or getattr(b, "_lt_expression", False):
+            from .compute import binary as expression_binary   # (inside lt.compute)
+            return expression_binary(function, a, b)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             a = as_tensor(a)
         return binary(op, a, b)

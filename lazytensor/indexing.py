@@ -42,6 +42,9 @@ class Indexing:
             found = elements(self, (index,) if kind is int else index)
             if found is not None:
                 return found
+        if getattr(index, "_lt_index", False) or (kind is tuple and any(getattr(i, "_lt_index", False) for i in index)):
+            from .compute import index as indexed   # (inside lt.compute: x[i, j] over its index variables)
+            return indexed(self, index)
         items = _integer_items(index) if kind is Tensor or kind is tuple else None
         if items is not None:   # 0-d integer tensors index as their ints (numpy's result: a copy)
             return views.fresh(self[items])

@@ -56,7 +56,7 @@ def broadcast_node(node: Node, shape: tuple[int, ...]) -> Node:
 def as_tensor(x: Any, like: Any = None) -> Tensor:
     """`x` itself when it is a Tensor; else a new tensor of it, on the device of `like` (another
     operand, when that is a Tensor) or the default device."""
-    if isinstance(x, Tensor):
+    if isinstance(x, Tensor) or getattr(x, "_lt_expression", False):   # (an lt.compute expression: its methods)
         return x
     return asarray(x, device=like.device if isinstance(like, Tensor) else None)
 
@@ -263,6 +263,9 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     >>> lt.where(lt.asarray([True, False]), 1, 2).tolist()
     [1, 2]
     """
+    if any(getattr(v, "_lt_expression", False) or getattr(v, "_lt_index", False) for v in (condition, x, y)):
+        from .compute import where as expression_where   # (inside lt.compute)
+        return expression_where(condition, x, y)
     device = next((v.device for v in (condition, x, y) if isinstance(v, Tensor)), None)
     if isinstance(condition, (bool, np.bool_)):  # a constant: where(True, a, b) folds to a
         condition = Tensor(const(bool(condition), bool_, ()), canonical_device(device))

@@ -9,13 +9,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("script", ["quickstart.py", "array_api_demo.py"])
+@pytest.mark.parametrize("script", ["quickstart.py", "array_api_demo.py", "tensor_expressions.py"])
 def test_example_runs(script):
     done = subprocess.run([sys.executable, str(ROOT / "examples" / script)], capture_output=True, text=True,
                           timeout=300, env={**os.environ})
     assert done.returncode == 0, done.stdout + done.stderr
     if script == "array_api_demo.py":
         assert "labels identical: True; centers agree: True; inertia agrees: True" in done.stdout
+    if script == "tensor_expressions.py":
+        assert "all four agree with numpy / the built-in ops" in done.stdout
 
 
 def test_train_digits_reaches_97_percent():

@@ -109,6 +109,27 @@ def test_tensors_inside_containers_and_keywords_are_inputs(rng):
         np.testing.assert_allclose(out.numpy(), a @ w + b, rtol=1e-10)
 
 
+@pytest.mark.parametrize("name", ["conv2d", "linear", "max_pool2d", "avg_pool2d", "layer_norm", "softmax", "gelu",
+                                  "compute"])
+def test_layers_returned_bare_are_captured(rng, name):
+    """A layer's result returned as it is (no bias or activation after it) is a tensor of its
+    own: a library function that returned a view of a temporary it made (conv2d did, through a
+    reshape) could not be jitted (the temporary escapes)."""
+    import lazytensor.nn.functional as F
+    x, w = rng.standard_normal((2, 3, 8, 8)).astype(np.float32), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    r = lt.reduce_axis(8)
+    layers = {"conv2d": lambda t, k: F.conv2d(t, k, padding=1), "linear": lambda t, k: F.linear(t, t[0, 0]),
+              "max_pool2d": lambda t, k: F.max_pool2d(t, 2), "avg_pool2d": lambda t, k: F.avg_pool2d(t, 2),
+              "layer_norm": lambda t, k: F.layer_norm(t, 8), "softmax": lambda t, k: F.softmax(t, dim=1),
+              "gelu": lambda t, k: F.gelu(t),
+              "compute": lambda t, k: lt.compute((2, 3), lambda i, j: lt.sum(t[i, j, 0, r], axis=r))}
+    run = lt.jit(layers[name])
+    for _ in range(3):
+        got = run(lt.asarray(x), lt.asarray(w))
+        np.testing.assert_allclose(got.numpy(), layers[name](lt.asarray(x), lt.asarray(w)).numpy(), rtol=1e-6, atol=1e-6)
+        x = x + 1
+
+
 def test_jit_with_or_without_parentheses(rng):
     a = rng.standard_normal(3)
 

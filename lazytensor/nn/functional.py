@@ -14,6 +14,7 @@ from ..autograd import no_grad
 from ..indexing import take
 from ..ir.arith import sum_of_products
 from ..ir.ops import Op
+from ..ir.rules import make
 from ..operands import as_tensor, operands, where
 from ..reductions import log_softmax_along, softmax_along
 from ..realize import realize_with_next, realized_value
@@ -224,7 +225,9 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
     cols = win.reshape(n, groups, 1, c_group, oh, ow, kh, kw).permute(0, 1, 2, 4, 5, 3, 6, 7)
     w = weight.reshape(1, groups, c_out // groups, 1, 1, c_group, kh, kw)
     (left, right), device = operands(cols, w, name="conv2d")
-    out = Tensor(sum_of_products(left, right, (5, 6, 7), left.dtype), device).reshape(n, c_out, oh, ow)
+    # (the reshape made on the nodes: the result is a tensor of its own, not a view of a temporary
+    # that lt.jit would see escape)
+    out = Tensor(make(Op.RESHAPE, sum_of_products(left, right, (5, 6, 7), left.dtype), arg=(n, c_out, oh, ow)), device)
     return out + bias.reshape(1, c_out, 1, 1) if bias is not None else out
 
 

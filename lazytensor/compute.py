@@ -1,0 +1,490 @@
+"""Tensor expressions: an operator written as its index formula, as TVM's `te.compute`, made of
+lazy tensors so it fuses with the code around it.
+
+    lt.compute(shape, fcompute, name=None) -> Tensor   out[i, j, ...] = fcompute(i, j, ...)
+    lt.reduce_axis(extent, name=None)                  an axis that lt.sum / lt.max / lt.min reduce
+
+    k = lt.reduce_axis(K)
+    c = lt.compute((M, N), lambda i, j: lt.sum(a[i, k] * b[k, j], axis=k))   # a matmul
+
+`fcompute` gets one index variable per output axis. Inside it, a tensor indexed by affine
+expressions of the variables (`x[i, 2 * j + 1]`, `x[n, c, y * s + ky, x * s + kx]`) is an
+`Expression`: a lazy tensor over the compute's iteration space -- the output axes, then the
+reduce axes in the order they are first used, size 1 where it does not vary -- so arithmetic,
+`lt.where`, casts and the math functions are the ordinary tensor ops, broadcast over that space.
+A reducer sums (or maxes, mins) over reduce axes, in the expression's dtype as a matrix product
+accumulates (float16 in float32). (fcompute may run more than once: again where it meets a
+reduce axis or a device it did not know, so that the space holds exactly what is used -- a
+reduction over extra size-1 axes would not fuse with its consumers.) The result is one lazy tensor: no new op in the graph, only
+views, elementwise ops and reductions, so elementwise producers inline into it, consumers fuse
+as epilogues, every backend runs it and `backward()` goes through it.
+
+How an index becomes a view, per axis of the indexed tensor: a constant selects; `a*v + c`
+(one variable) is a slice with step a (a flip where a < 0); `a*v + b*w + c` (two variables,
+a, b > 0) is the sliding-window view of a convolution (nn.functional._windows). Indices are
+checked against the tensor's bounds over the variables' whole ranges at the indexing call
+(pad the tensor first to read past its edge). Not yet: a variable in two axes of one tensor
+(a diagonal), three variables in one axis, mixed signs, non-affine indices (floor division,
+clamps: a gather), lt.comm_reducer and user schedules.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Callable, Optional, Sequence, Union
+
+from .creation import arange, full
+from .devices import default_device
+from .ir.arith import cast
+from .ir.dtypes import HALF_FLOATS, float32, int64
+from .ir.ops import Op
+from .ir.rules import make
+from .tensor import Tensor
+from .views import apply as apply_moves
+
+MAX_REDUCE_AXES = 8   # reduce axes one lt.compute may use
+
+_local = threading.local()
+_ids = itertools.count()
+
+
+class Affine:
+    """An affine index expression: const + sum of coefficient * variable (ints)."""
+    __slots__ = ("terms", "const")
+    _lt_index = True
+
+    def __init__(self, terms: tuple[tuple["IndexVar", int], ...], const: int):
+        self.terms = terms
+        self.const = const
+
+    @staticmethod
+    def of(value: Any) -> "Affine":
+        if isinstance(value, IndexVar):
+            return Affine(((value, 1),), 0)
+        if isinstance(value, Affine):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return Affine((), value)
+        raise TypeError(f"lt.compute: an index is an int or an affine expression of index variables "
+                        f"(i + 1, 2 * j - k), not {type(value).__name__}")
+
+    def _combine(self, other: Any, sign: int) -> "Affine":
+        other = Affine.of(other)
+        coefs: dict[int, list] = {id(v): [v, c] for v, c in self.terms}
+        for v, c in other.terms:
+            coefs.setdefault(id(v), [v, 0])[1] += sign * c
+        return Affine(tuple((v, c) for v, c in coefs.values() if c), self.const + sign * other.const)
+
+    def __add__(self, other: Any) -> "Affine":
+        return self._combine(other, 1) if _index_like(other) else NotImplemented
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> "Affine":
+        return self._combine(other, -1) if _index_like(other) else NotImplemented
+
+    def __rsub__(self, other: Any) -> "Affine":
+        return Affine.of(other)._combine(self, -1) if _index_like(other) else NotImplemented
+
+    def __neg__(self) -> "Affine":
+        return Affine((), 0)._combine(self, -1)
+
+    def __mul__(self, other: Any) -> "Affine":
+        if isinstance(other, int) and not isinstance(other, bool):
+            return Affine(tuple((v, c * other) for v, c in self.terms if c * other), self.const * other)
+        if _index_like(other):
+            raise TypeError("lt.compute: an index is affine: a variable times a variable is not (write the "
+                            "product as a value, not as an index)")
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other: Any) -> "Affine":
+        raise TypeError("lt.compute: an index must be affine (a*i + b*j + c); floor division and modulo of "
+                        "index variables are not supported yet")
+
+    __mod__ = __rfloordiv__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__
+
+    def range(self) -> tuple[int, int]:
+        """The least and greatest value over every variable's range (extents > 0)."""
+        lo = hi = self.const
+        for v, c in self.terms:
+            lo += min(0, c * (v.extent - 1))
+            hi += max(0, c * (v.extent - 1))
+        return lo, hi
+
+    def value(self) -> "Expression":
+        """The index's values as an int64 expression over the iteration space."""
+        space = _space("use an index variable as a value")
+        device = space.value_device()
+        total: Tensor = full(space.unit_shape(), self.const, dtype=int64, device=device)
+        for v, c in self.terms:
+            total = total + arange(v.extent, device=device).reshape(space.shape_along(v)) * c
+        return Expression(total)
+
+    def __repr__(self) -> str:
+        parts = [f"{c}*{v.name}" if c != 1 else v.name for v, c in self.terms]
+        return " + ".join(parts + ([str(self.const)] if self.const or not parts else []))
+
+    # comparisons give boolean expressions (lt.where(i < 5, x[i], 0))
+    def __lt__(self, other): return self.value() < other
+    def __le__(self, other): return self.value() <= other
+    def __gt__(self, other): return self.value() > other
+    def __ge__(self, other): return self.value() >= other
+    def __eq__(self, other): return self.value() == other   # type: ignore[override]
+    def __ne__(self, other): return self.value() != other   # type: ignore[override]
+
+    __hash__ = object.__hash__
+
+
+class IndexVar(Affine):
+    """An index variable of lt.compute: an output axis, or a reduce axis (lt.reduce_axis)."""
+    __slots__ = ("extent", "name", "reduce")
+
+    def __init__(self, extent: int, name: str, reduce: bool):
+        if not isinstance(extent, int) or isinstance(extent, bool) or extent < 0:
+            raise ValueError(f"lt.compute: an axis extent is an int >= 0, not {extent!r}")
+        self.extent, self.name, self.reduce = extent, name, reduce
+        super().__init__(((self, 1),), 0)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"{'reduce_axis' if self.reduce else 'axis'}({self.name}, {self.extent})"
+
+
+def _index_like(value: Any) -> bool:
+    return isinstance(value, Affine) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def reduce_axis(extent: int, name: Optional[str] = None) -> IndexVar:
+    """An axis of `extent` that a reducer (lt.sum, lt.max, lt.min with axis=it) sums over in an
+    lt.compute.
+
+    >>> a, b = lt.ones((2, 3)), lt.ones((3, 4))
+    >>> k = lt.reduce_axis(3)
+    >>> lt.compute((2, 4), lambda i, j: lt.sum(a[i, k] * b[k, j], axis=k)).tolist()[0]
+    [3.0, 3.0, 3.0, 3.0]
+    """
+    return IndexVar(extent, name or f"k{next(_ids)}", reduce=True)
+
+
+class _Grow(Exception):
+    """Raised where fcompute uses reduce axes its iteration space has no place for yet: it is run
+    again with them (so that the space holds exactly the axes used: a reduction built over
+    unused size-1 axes would not fuse with its consumers, whose spaces would differ in rank)."""
+
+    def __init__(self, axes: list["IndexVar"], device: Optional[str] = None):
+        super().__init__("lt.compute: internal (a reduce axis or the device found)")
+        self.axes, self.device = axes, device
+
+
+class _Space:
+    """The iteration space of the lt.compute being evaluated: its output axes, then the reduce
+    axes it uses, in the order they were first met; and its device, the first indexed tensor's
+    (index values made before one was met are made there on a second run)."""
+
+    def __init__(self, axes: Sequence[IndexVar], reduced: Sequence[IndexVar], device: Optional[str]):
+        self.axes, self.reduced = list(axes), list(reduced)
+        self.device, self.made_on = device, None
+        self.places: dict[int, int] = {id(v): d for d, v in enumerate(self.axes + self.reduced)}
+        self.rank = len(self.places)
+
+    def place(self, v: IndexVar) -> int:
+        if id(v) not in self.places:
+            self.grow([v])
+        return self.places[id(v)]
+
+    def grow(self, variables: Sequence[IndexVar]) -> None:
+        """Raise _Grow with those of `variables` the space has no place for (none: return)."""
+        new = list({id(v): v for v in variables if id(v) not in self.places}.values())
+        for v in new:
+            if not v.reduce:
+                raise ValueError(f"lt.compute: index variable {v.name} belongs to another lt.compute")
+        if new:
+            raise _Grow(new)
+
+    def unit_shape(self) -> tuple[int, ...]:
+        return (1,) * self.rank
+
+    def value_device(self) -> str:
+        """The device to make index values and constants on (remembered, so that a tensor met
+        later on another device reruns fcompute with that one)."""
+        self.made_on = self.device or default_device()
+        return self.made_on
+
+    def meet(self, device: str) -> None:
+        """A tensor of `device` is indexed."""
+        if self.device is None:
+            self.device = device
+            if self.made_on is not None and self.made_on != device:
+                raise _Grow([], device)
+
+    def shape_along(self, v: IndexVar) -> tuple[int, ...]:
+        shape = [1] * self.rank
+        shape[self.place(v)] = v.extent
+        return tuple(shape)
+
+
+def _space(what: str) -> _Space:
+    space = getattr(_local, "space", None)
+    if space is None:
+        raise ValueError(f"lt.compute: index variables are only usable inside an lt.compute's fcompute "
+                         f"(tried to {what})")
+    return space
+
+
+class Expression:
+    """A value of a tensor expression: a lazy tensor over the iteration space of the
+    lt.compute being evaluated. Arithmetic, comparisons, lt.where, casts, the math functions and
+    the reducers work on it; a plain tensor cannot mix in (index it with the variables)."""
+    __slots__ = ("tensor",)
+    _lt_expression = True
+
+    def __init__(self, tensor: Tensor):
+        self.tensor = tensor
+
+    @property
+    def dtype(self):
+        return self.tensor.dtype
+
+    def _binary(self, other: Any, op: Callable[[Any, Any], Any], swap: bool = False) -> "Expression":
+        other = _operand(other)
+        return Expression(op(other, self.tensor) if swap else op(self.tensor, other))
+
+    def __add__(self, o): return self._binary(o, lambda a, b: a + b)
+    def __radd__(self, o): return self._binary(o, lambda a, b: a + b, swap=True)
+    def __sub__(self, o): return self._binary(o, lambda a, b: a - b)
+    def __rsub__(self, o): return self._binary(o, lambda a, b: a - b, swap=True)
+    def __mul__(self, o): return self._binary(o, lambda a, b: a * b)
+    def __rmul__(self, o): return self._binary(o, lambda a, b: a * b, swap=True)
+    def __truediv__(self, o): return self._binary(o, lambda a, b: a / b)
+    def __rtruediv__(self, o): return self._binary(o, lambda a, b: a / b, swap=True)
+    def __pow__(self, o): return self._binary(o, lambda a, b: a ** b)
+    def __rpow__(self, o): return self._binary(o, lambda a, b: a ** b, swap=True)
+    def __lt__(self, o): return self._binary(o, lambda a, b: a < b)
+    def __le__(self, o): return self._binary(o, lambda a, b: a <= b)
+    def __gt__(self, o): return self._binary(o, lambda a, b: a > b)
+    def __ge__(self, o): return self._binary(o, lambda a, b: a >= b)
+    def __eq__(self, o): return self._binary(o, lambda a, b: a == b)   # type: ignore[override]
+    def __ne__(self, o): return self._binary(o, lambda a, b: a != b)   # type: ignore[override]
+    __hash__ = object.__hash__
+    def __and__(self, o): return self._binary(o, lambda a, b: a & b)
+    def __or__(self, o): return self._binary(o, lambda a, b: a | b)
+    def __neg__(self): return Expression(-self.tensor)
+    def __abs__(self): return Expression(abs(self.tensor))
+    def __invert__(self): return Expression(~self.tensor)
+
+    def __bool__(self) -> bool:
+        raise TypeError("lt.compute: an expression has no truth value while it is built (use lt.where "
+                        "for a condition)")
+
+    def __getattr__(self, name: str) -> Any:
+        """The tensor's elementwise methods (exp, sqrt, astype, ...), on the expression."""
+        method = getattr(self.tensor, name)
+        if not callable(method):
+            raise AttributeError(f"lt.compute: an expression has no {name!r}")
+
+        def apply(*args: Any, **kwargs: Any) -> Any:
+            result = method(*[_operand(a) if isinstance(a, (Expression, Affine)) else a for a in args], **kwargs)
+            return Expression(result) if isinstance(result, Tensor) else result
+        return apply
+
+    # the reducers (lt.sum(e, axis=k) comes here)
+    def sum(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
+        places = _reduced_places("sum", axis)
+        x = self.tensor
+        if not (x.dtype.is_float or x.dtype.is_complex):   # (integers and bool: numpy's sum)
+            return Expression(x.sum(axis=places, keepdims=True))
+        accumulate = float32 if x.dtype in HALF_FLOATS else x.dtype   # (as a matrix product accumulates)
+        return Expression(Tensor(cast(make(Op.SUM, cast(x.node, accumulate), arg=places), x.dtype), x.device))
+
+    def max(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
+        return Expression(self.tensor.max(axis=_reduced_places("max", axis), keepdims=True))
+
+    def min(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
+        return Expression(self.tensor.min(axis=_reduced_places("min", axis), keepdims=True))
+
+
+def _reduced_places(what: str, axis: Any) -> tuple[int, ...]:
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if not axes or not all(isinstance(a, IndexVar) and a.reduce for a in axes):
+        raise ValueError(f"lt.{what} of a tensor expression reduces over reduce axes: axis=k or axis=(k, l) "
+                         f"with k = lt.reduce_axis(n), not axis={axis!r}")
+    space = _space(f"reduce with lt.{what}")
+    space.grow(axes)
+    return tuple(sorted(space.place(a) for a in axes))
+
+
+def _operand(value: Any) -> Any:
+    """A tensor-expression operand as a tensor over the iteration space (numbers stay)."""
+    if isinstance(value, Expression):
+        return value.tensor
+    if isinstance(value, Affine):
+        return value.value().tensor
+    if isinstance(value, Tensor):
+        if value.ndim == 0:
+            return value
+        raise TypeError(f"lt.compute: a tensor of shape {value.shape} used in an expression without indices: "
+                        "index it with the compute's variables (x[i, j])")
+    return value
+
+
+def where(condition: Any, x: Any, y: Any) -> Expression:
+    """lt.where inside lt.compute: over the iteration space."""
+    from .operands import where as tensor_where
+    return Expression(tensor_where(*[_operand(v) for v in (condition, x, y)]))
+
+
+def binary(function: Callable[[Any, Any], Tensor], a: Any, b: Any) -> Expression:
+    """A two-operand function of the namespace (lt.maximum, lt.minimum, ...) inside lt.compute."""
+    return Expression(function(_operand(a), _operand(b)))
+
+
+def index(x: Tensor, key: Any) -> Expression:
+    """x[key] where the key holds index variables: the view of x over the iteration space."""
+    space = _space("index a tensor")
+    key = key if isinstance(key, tuple) else (key,)
+    if len(key) != x.ndim:
+        raise IndexError(f"lt.compute: a tensor of shape {x.shape} needs {x.ndim} indices, got {len(key)} "
+                         f"({', '.join(map(repr, key))})")
+    exprs = [Affine.of(k) for k in key]
+    space.grow([v for e in exprs for v, _ in e.terms])
+    space.meet(x.device)
+    empty = any(v.extent == 0 for e in exprs for v, _ in e.terms)   # (no element read: no bound to check)
+    seen: dict[int, int] = {}
+    for axis, e in enumerate(exprs):
+        for v, _ in e.terms:
+            if seen.setdefault(id(v), axis) != axis:
+                raise ValueError(f"lt.compute: variable {v.name} indexes two axes of a tensor of shape {x.shape} "
+                                 "(a diagonal): not supported yet")
+        if len(e.terms) > 2:
+            raise ValueError(f"lt.compute: index {e!r} of axis {axis} has more than two variables: not supported "
+                             "yet (two: a sliding window, y * stride + ky)")
+        lo, hi = e.range()
+        if not empty and (lo < 0 or hi >= x.shape[axis]):
+            raise IndexError(f"lt.compute: index {e!r} of axis {axis} of a tensor of shape {x.shape} ranges over "
+                             f"[{lo}, {hi}], outside [0, {x.shape[axis]}); pad the tensor first (x.pad(...)) "
+                             "or index a smaller range")
+    if empty:   # (nothing read: zeros of the space's shape along the variables)
+        shape = [1] * space.rank
+        for e in exprs:
+            for v, _ in e.terms:
+                shape[space.place(v)] = v.extent
+        return Expression(full(tuple(shape), 0, dtype=x.dtype, device=x.device))
+    return Expression(x._new(apply_moves(x.node, tuple(_moves(x.shape, exprs, space)))))
+
+
+def _moves(shape: tuple[int, ...], exprs: list[Affine], space: _Space) -> list:
+    """The movement ops that make a tensor of `shape` indexed by `exprs` (one per axis) a view
+    over the iteration space: one SHRINK cuts each axis to what its index reads (a constant: one
+    element; a*v + c: a slice with step a, reversed where a < 0; a*v + b*w + c: the range its
+    windows span, reversed where both are negative), the sliding windows of the two-variable
+    axes (nn.functional's), then the variables' axes put in their places."""
+    from .nn.functional import _windows_last_axis   # (the windows of a convolution)
+    slices, owners, windows = [], [], []
+    for axis, e in enumerate(exprs):
+        if not e.terms:
+            slices.append((e.const, e.const + 1, 1))
+            owners.append(None)
+        elif len(e.terms) == 1:
+            (v, a), = e.terms
+            slices.append((e.const, e.const + a * v.extent, a))
+            owners.append(v)
+        else:
+            (v, a), (w, b) = e.terms
+            if (a < 0) != (b < 0):
+                raise ValueError(f"lt.compute: index {e!r} mixes a positive and a negative coefficient: not "
+                                 "supported yet")
+            sign = -1 if a < 0 else 1   # (both negative: the span read backwards, then as both positive)
+            span = abs(a) * (v.extent - 1) + abs(b) * (w.extent - 1) + 1 if v.extent and w.extent else 0
+            slices.append((e.const, e.const + sign * span, sign))
+            owners.append((v, w))
+            windows.append((axis, w.extent, abs(a), abs(b)))
+    moves: list = []
+    if any(cut != (0, n, 1) for cut, n in zip(slices, shape)):
+        moves.append((Op.SHRINK, tuple(slices)))
+    shape = tuple(max(0, -(-(stop - start) // step)) for start, stop, step in slices)
+    order = list(range(len(shape)))
+    for axis, k, stride, dilation in windows:   # each to the end, made (o, k) there
+        at = order.index(axis)
+        if at != len(order) - 1:
+            perm = tuple(d for d in range(len(shape)) if d != at) + (at,)
+            moves.append((Op.PERMUTE, perm))
+            shape = tuple(shape[d] for d in perm)
+            order = [order[d] for d in perm]
+        shape = _windows_last_axis(shape, k, stride, dilation, moves)
+        order = order[:-1] + [(axis, 0), (axis, 1)]
+    variables = []
+    for item in order:   # the variable of each axis now (None: a constant's axis of size 1)
+        owner = owners[item[0]] if isinstance(item, tuple) else owners[item]
+        variables.append(owner[item[1]] if isinstance(item, tuple) else owner)
+    kept = [d for d, v in enumerate(variables) if v is not None]
+    places = {d: space.place(variables[d]) for d in kept}
+    ranked = sorted(kept, key=places.__getitem__)
+    if len(kept) < len(shape):
+        moves.append((Op.RESHAPE, tuple(shape[d] for d in kept)))
+        ranked = [kept.index(d) for d in ranked]
+    if ranked != sorted(ranked):
+        moves.append((Op.PERMUTE, tuple(ranked)))
+    full_shape = [1] * space.rank
+    for d in kept:
+        full_shape[places[d]] = shape[d]
+    if tuple(full_shape) != tuple(shape[d] for d in sorted(kept, key=places.__getitem__)):
+        moves.append((Op.RESHAPE, tuple(full_shape)))
+    return moves
+
+
+def _evaluated(value: Any, space: _Space) -> Tensor:
+    """fcompute's value as a tensor over `space`, every reduce axis reduced."""
+    if isinstance(value, Affine):
+        value = value.value()
+    if isinstance(value, Expression):
+        result = value.tensor
+    elif isinstance(value, Tensor) and value.ndim == 0:
+        result = value.reshape(space.unit_shape())
+    elif isinstance(value, (bool, int, float, complex)):
+        result = full(space.unit_shape(), value, device=space.value_device())
+    else:
+        raise TypeError(f"lt.compute: fcompute returned {type(value).__name__}; it returns an expression of "
+                        "indexed tensors (x[i, j] * 2), an index expression or a number")
+    loose = [v.name for v in space.reduced if result.shape[space.places[id(v)]] != 1]
+    if loose:
+        raise ValueError(f"lt.compute: reduce axis {', '.join(loose)} is used outside a reducer: wrap the "
+                         "expression in lt.sum / lt.max / lt.min over it (axis=k)")
+    return result
+
+
+def compute(shape: Union[int, Sequence[int]], fcompute: Callable[..., Any], name: Optional[str] = None) -> Tensor:
+    """A tensor of `shape` whose element [i, j, ...] is fcompute(i, j, ...), an expression over
+    tensors indexed by affine expressions of the index variables (see the module's docstring).
+
+    >>> x = lt.arange(6.0).reshape(2, 3)
+    >>> lt.compute((3, 2), lambda i, j: x[j, i] * 10).tolist()
+    [[0.0, 30.0], [10.0, 40.0], [20.0, 50.0]]
+    """
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    axes = [IndexVar(n, f"i{d}", reduce=False) for d, n in enumerate(shape)]
+    reduced: list[IndexVar] = []
+    device = None
+    outer = getattr(_local, "space", None)
+    while True:   # (fcompute runs again where it used reduce axes or a device not known before)
+        space = _Space(axes, reduced, device)
+        _local.space = space
+        try:
+            result = _evaluated(fcompute(*axes), space)
+            break
+        except _Grow as grown:
+            reduced += grown.axes
+            device = grown.device or space.device
+            if len(reduced) > MAX_REDUCE_AXES:
+                raise ValueError(f"lt.compute: at most {MAX_REDUCE_AXES} reduce axes in one compute") from None
+        finally:
+            _local.space = outer
+    moves = [(Op.RESHAPE, result.shape[:len(shape)])]   # (made on the nodes: a tensor of its own, no view)
+    if result.shape[:len(shape)] != shape:   # (an output axis the formula does not use)
+        moves.append((Op.EXPAND, shape))
+    return result._new(apply_moves(result.node, tuple(moves)))
+
+
+__all__ = ["compute", "reduce_axis"]

@@ -1,0 +1,209 @@
+"""lt.compute (issue 24): operators written as index formulas, against numpy on random inputs
+(odd shapes, size-1 and zero-size axes, every dtype the formula allows, every device), their
+gradients against finite differences, the errors at the call that caused them, and the kernels
+they make (as few as the built-in ops make)."""
+import numpy as np
+import pytest
+
+import lazytensor as lt
+from conftest import DTYPES, assert_close, random_array
+from gradcheck import check_gradient
+
+
+def launches(f) -> int:
+    """Kernels one call of `f` launches (after a first call compiled them)."""
+    f()
+    before = lt.stats()["kernels_launched"]
+    f()
+    return lt.stats()["kernels_launched"] - before
+
+
+@pytest.mark.parametrize("m,k,n", [(5, 7, 3), (1, 1, 1), (4, 0, 2), (0, 3, 2), (33, 17, 65)], ids=str)
+def test_matmul(device, m, k, n):
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    A, B = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    a, b = lt.asarray(A, device=device), lt.asarray(B, device=device)
+    r = lt.reduce_axis(k)
+    c = lt.compute((m, n), lambda i, j: lt.sum(a[i, r] * b[r, j], axis=r))
+    np.testing.assert_allclose(c.numpy(), A @ B, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_elementwise_formulas_of_every_dtype(device, dtype):
+    """Transposes, steps, flips, constants and index values, as numpy's slicing gives them."""
+    rng = np.random.default_rng(1)
+    A = random_array(rng, (6, 9), dtype)
+    a = lt.asarray(A, device=device)
+    assert_close(lt.compute((9, 6), lambda i, j: a[j, i]).numpy(), A.T)
+    assert_close(lt.compute((3, 4), lambda i, j: a[2 * i, 8 - 2 * j]).numpy(), A[0:6:2, 8::-2][:, :4])
+    assert_close(lt.compute((5,), lambda i: a[3, i + 2]).numpy(), A[3, 2:7])
+    assert_close(lt.compute((6, 9), lambda i, j: lt.where(i < j, a[i, j], a[i, 8 - j])).numpy(),
+                 np.where(np.arange(6)[:, None] < np.arange(9), A, A[:, ::-1]))
+    np.testing.assert_array_equal(lt.compute((3, 4), lambda i, j: i * 10 - j).numpy(),
+                                  np.arange(3)[:, None] * 10 - np.arange(4))
+
+
+def test_unused_axes_broadcast_and_numbers_fill():
+    x = np.arange(4.0, dtype=np.float32)
+    out = lt.compute((3, 4), lambda i, j: lt.asarray(x)[j] * 2)
+    np.testing.assert_array_equal(out.numpy(), np.broadcast_to(x * 2, (3, 4)))
+    np.testing.assert_array_equal(lt.compute((2, 2), lambda i, j: 7).numpy(), np.full((2, 2), 7))
+    assert lt.compute((0, 3), lambda i, j: lt.asarray(x)[j]).shape == (0, 3)
+
+
+@pytest.mark.parametrize("stride,pad,dilation", [(1, 1, 1), (2, 1, 1), (1, 0, 2), (3, 2, 1)], ids=str)
+def test_conv2d_with_stride_padding_dilation(device, stride, pad, dilation):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(stride * 10 + pad)
+    X = rng.standard_normal((2, 3, 11, 9)).astype(np.float32)
+    W = rng.standard_normal((4, 3, 3, 2)).astype(np.float32)
+    xp = lt.asarray(X, device=device).pad(((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    w = lt.asarray(W, device=device)
+    oh = (11 + 2 * pad - dilation * 2 - 1) // stride + 1
+    ow = (9 + 2 * pad - dilation * 1 - 1) // stride + 1
+    rc, ry, rx = lt.reduce_axis(3), lt.reduce_axis(3), lt.reduce_axis(2)
+    out = lt.compute((2, 4, oh, ow), lambda n, f, y, x: lt.sum(
+        xp[n, rc, y * stride + ry * dilation, x * stride + rx * dilation] * w[f, rc, ry, rx], axis=(rc, ry, rx)))
+    want = torch.nn.functional.conv2d(torch.from_numpy(X), torch.from_numpy(W), stride=stride, padding=pad,
+                                      dilation=dilation).numpy()
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_max_min_and_integer_sums():
+    rng = np.random.default_rng(2)
+    A = rng.integers(-50, 50, (7, 5)).astype(np.int32)
+    a = lt.asarray(A)
+    r = lt.reduce_axis(5)
+    np.testing.assert_array_equal(lt.compute((7,), lambda i: lt.max(a[i, r], axis=r)).numpy(), A.max(1))
+    np.testing.assert_array_equal(lt.compute((7,), lambda i: lt.min(a[i, r], axis=r)).numpy(), A.min(1))
+    total = lt.compute((7,), lambda i: lt.sum(a[i, r], axis=r))
+    np.testing.assert_array_equal(total.numpy(), A.sum(1))   # (numpy's: int32 sums to int64)
+    assert total.dtype == lt.int64
+
+
+def test_a_float16_sum_accumulates_in_float32():
+    A = np.full((1, 3000), 1.0, np.float16)
+    r = lt.reduce_axis(3000)
+    got = lt.compute((1,), lambda i: lt.sum(lt.asarray(A)[i, r] * 1.0, axis=r))
+    assert got.dtype == lt.float16 and got.numpy()[0] == np.float16(3000)   # (2048 + 1 = 2048 in float16)
+
+
+def test_softmax_in_three_stages_is_one_kernel_as_the_built_in():
+    rng = np.random.default_rng(3)
+    S = rng.standard_normal((64, 37)).astype(np.float32)
+    s = lt.asarray(S)
+
+    def softmax():
+        r, r2 = lt.reduce_axis(37), lt.reduce_axis(37)
+        top = lt.compute((64,), lambda i: lt.max(s[i, r], axis=r))
+        e = lt.compute((64, 37), lambda i, j: lt.exp(s[i, j] - top[i]))
+        total = lt.compute((64,), lambda i: lt.sum(e[i, r2], axis=r2))
+        return lt.compute((64, 37), lambda i, j: e[i, j] / total[i]).realize()
+    want = np.exp(S - S.max(1, keepdims=True))
+    np.testing.assert_allclose(softmax().numpy(), want / want.sum(1, keepdims=True), rtol=1e-6, atol=1e-7)
+    assert launches(softmax) == launches(lambda: lt.nn.functional.softmax(s, dim=1).realize()) == 1
+
+
+def test_a_stencil_fuses_with_its_prologue_and_epilogue():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 33)).astype(np.float32)
+    x = lt.asarray(X)
+
+    def blurred():
+        xp = (x * 0.5 + 1.0).pad(((1, 1), (1, 1)))
+        horizontal = lt.compute((42, 33), lambda i, j: xp[i, j] + xp[i, j + 1] + xp[i, j + 2])
+        box = lt.compute((40, 33), lambda i, j: (horizontal[i, j] + horizontal[i + 1, j] + horizontal[i + 2, j]) / 9)
+        return lt.maximum(box - 0.5, 0.0).realize()
+    xp = np.pad(X * 0.5 + 1.0, 1)
+    h = xp[:, :-2] + xp[:, 1:-1] + xp[:, 2:]
+    np.testing.assert_allclose(blurred().numpy(), np.maximum((h[:-2] + h[1:-1] + h[2:]) / 9 - 0.5, 0), rtol=1e-6,
+                               atol=1e-6)
+    assert launches(blurred) == 1
+
+
+def test_the_matmul_formula_runs_the_matmul_kernel():
+    """lt.compute's matmul and a @ b: one kernel each, scheduled alike (the same primitives)."""
+    from lazytensor import pipeline
+    from lazytensor.devices import runtime
+    a, b = lt.asarray(np.ones((64, 48), np.float32)), lt.asarray(np.ones((48, 80), np.float32))
+    r = lt.reduce_axis(48)
+    target = runtime("cpu").device.target
+    schedules = []
+    for out in (lt.compute((64, 80), lambda i, j: lt.sum(a[i, r] * b[r, j], axis=r)), a @ b):
+        (spec,) = pipeline.kernels([out.node], target).kernels
+        schedules.append([type(p).__name__ for p in pipeline.loops(spec, target)[1]])
+    assert schedules[0] == schedules[1]
+
+
+def test_gradients_against_finite_differences():
+    """backward() through the formulas' views and reductions: both operands of a matmul, the
+    input and weights of a strided convolution."""
+    rng = np.random.default_rng(5)
+
+    def matmul(a, b):
+        r = lt.reduce_axis(6)
+        return lt.compute((4, 3), lambda i, j: lt.sum(a[i, r] * b[r, j], axis=r))
+
+    def conv(x, w):
+        xp = x.pad(((0, 0), (0, 0), (1, 1), (1, 1)))
+        rc, ry, rx = lt.reduce_axis(2), lt.reduce_axis(3), lt.reduce_axis(3)
+        return lt.compute((1, 3, 4, 3), lambda n, f, y, x_: lt.sum(
+            xp[n, rc, 2 * y + ry, 2 * x_ + rx] * w[f, rc, ry, rx], axis=(rc, ry, rx)))
+
+    check_gradient(matmul, rng.standard_normal((4, 6)), rng.standard_normal((6, 3)))
+    check_gradient(conv, rng.standard_normal((1, 2, 7, 6)), rng.standard_normal((3, 2, 3, 3)))
+
+
+def test_errors_at_the_call_that_caused_them():
+    x = lt.ones((4, 5))
+    with pytest.raises(IndexError, match=r"ranges over \[-1, 2\], outside \[0, 4\); pad the tensor"):
+        lt.compute((4,), lambda i: x[i - 1, 0])
+    with pytest.raises(IndexError, match="needs 2 indices"):
+        lt.compute((4,), lambda i: x[i])
+    r = lt.reduce_axis(5)
+    with pytest.raises(ValueError, match="used outside a reducer"):
+        lt.compute((4,), lambda i: x[i, r] * 2)
+    with pytest.raises(TypeError, match="without indices"):
+        lt.compute((4, 5), lambda i, j: x[i, j] + x)
+    with pytest.raises(TypeError, match="must be affine"):
+        lt.compute((4,), lambda i: x[i // 2, 0])
+    with pytest.raises(TypeError, match="variable times a variable"):
+        lt.compute((2, 2), lambda i, j: x[i * j, 0])
+    with pytest.raises(ValueError, match="diagonal"):
+        lt.compute((4,), lambda i: x[i, i])
+    with pytest.raises(ValueError, match="reduces over reduce axes"):
+        lt.compute((4,), lambda i: lt.sum(x[i, r], axis=1))
+    with pytest.raises(ValueError, match="only usable inside an lt.compute"):
+        x[r, 0]
+    with pytest.raises(TypeError, match="no truth value"):
+        lt.compute((4,), lambda i: x[i, 0] if x[i, 0] > 0 else 0)
+    with pytest.raises(ValueError, match="extent"):
+        lt.reduce_axis(-1)
+
+
+def test_a_formula_under_lt_jit_replays():
+    """A compute is a tensor of its own (not a view of the space it was built in), so lt.jit
+    captures it and replays its kernel with new inputs."""
+    rng = np.random.default_rng(6)
+
+    def scaled_matmul(a, b):
+        r = lt.reduce_axis(a.shape[1])
+        return lt.compute((a.shape[0], b.shape[1]), lambda i, j: lt.sum(a[i, r] * b[r, j], axis=r) * 0.5)
+    run = lt.jit(scaled_matmul)
+    for _ in range(3):
+        A, B = rng.standard_normal((9, 5)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
+        np.testing.assert_allclose(run(lt.asarray(A), lt.asarray(B)).numpy(), A @ B * 0.5, rtol=1e-5, atol=1e-6)
+    assert lt.stats()["jit_replays"] >= 1
+
+
+def test_a_reduce_axis_defined_outside_and_used_in_two_computes():
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    t = lt.asarray(x)
+    r = lt.reduce_axis(4)
+    rows = lt.compute((3,), lambda i: lt.sum(t[i, r], axis=r))
+    tops = lt.compute((3,), lambda i: lt.max(t[i, r] * rows[i], axis=r))
+    np.testing.assert_allclose(tops.numpy(), (x * x.sum(1, keepdims=True)).max(1))
+    with pytest.raises(ValueError, match="belongs to another lt.compute"):
+        inner = []
+        lt.compute((2,), lambda i: inner.append(i) or 0)
+        lt.compute((2,), lambda j: t[inner[0], 0])
