@@ -39,6 +39,8 @@ from .ir.arith import cast
 from .ir.dtypes import HALF_FLOATS, float32, int64
 from .ir.ops import Op
 from .ir.rules import make
+from .movement import windows_last_axis
+from .operands import where
 from .tensor import Tensor
 from .views import apply as apply_moves
 
@@ -51,7 +53,6 @@ _ids = itertools.count()
 class Affine:
     """An affine index expression: const + sum of coefficient * variable (ints)."""
     __slots__ = ("terms", "const")
-    _lt_index = True
 
     def __init__(self, terms: tuple[tuple["IndexVar", int], ...], const: int):
         self.terms = terms
@@ -330,15 +331,20 @@ def _operand(value: Any) -> Any:
     return value
 
 
-def where(condition: Any, x: Any, y: Any) -> Expression:
+def _where(condition: Any, x: Any, y: Any) -> Expression:
     """lt.where inside lt.compute: over the iteration space."""
-    from .operands import where as tensor_where
-    return Expression(tensor_where(*[_operand(v) for v in (condition, x, y)]))
+    return Expression(where(*[_operand(v) for v in (condition, x, y)]))
 
 
-def binary(function: Callable[[Any, Any], Tensor], a: Any, b: Any) -> Expression:
+def _binary(function: Callable[[Any, Any], Tensor], a: Any, b: Any) -> Expression:
     """A two-operand function of the namespace (lt.maximum, lt.minimum, ...) inside lt.compute."""
     return Expression(function(_operand(a), _operand(b)))
+
+
+# the op families call these through the objects (they are below this module: no import)
+Affine._lt_index_into = Expression._lt_index_into = staticmethod(lambda x, key: index(x, key))
+Affine._lt_where = Expression._lt_where = staticmethod(lambda c, x, y: _where(c, x, y))
+Affine._lt_binary = Expression._lt_binary = staticmethod(lambda f, a, b: _binary(f, a, b))
 
 
 def index(x: Tensor, key: Any) -> Expression:
@@ -380,8 +386,7 @@ def _moves(shape: tuple[int, ...], exprs: list[Affine], space: _Space) -> list:
     over the iteration space: one SHRINK cuts each axis to what its index reads (a constant: one
     element; a*v + c: a slice with step a, reversed where a < 0; a*v + b*w + c: the range its
     windows span, reversed where both are negative), the sliding windows of the two-variable
-    axes (nn.functional's), then the variables' axes put in their places."""
-    from .nn.functional import _windows_last_axis   # (the windows of a convolution)
+    axes (movement.windows_last_axis), then the variables' axes put in their places."""
     slices, owners, windows = [], [], []
     for axis, e in enumerate(exprs):
         if not e.terms:
@@ -413,7 +418,7 @@ def _moves(shape: tuple[int, ...], exprs: list[Affine], space: _Space) -> list:
             moves.append((Op.PERMUTE, perm))
             shape = tuple(shape[d] for d in perm)
             order = [order[d] for d in perm]
-        shape = _windows_last_axis(shape, k, stride, dilation, moves)
+        shape = windows_last_axis(shape, k, stride, dilation, moves)
         order = order[:-1] + [(axis, 0), (axis, 1)]
     variables = []
     for item in order:   # the variable of each axis now (None: a constant's axis of size 1)

@@ -39,9 +39,9 @@ def _method(name: str, doc: str):
 
 def _binary(op: Op, name: str, doc: str):
     def function(a: Any, b: Any) -> Tensor:
-        if getattr(a, "_lt_expression", False) or getattr(b, "_lt_expression", False):
-            from .compute import binary as expression_binary   # (inside lt.compute)
-            return expression_binary(function, a, b)
+        hook = getattr(a, "_lt_binary", None) or getattr(b, "_lt_binary", None)
+        if hook is not None:   # (inside lt.compute: on expressions)
+            return hook(function, a, b)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             a = as_tensor(a)
         return binary(op, a, b)

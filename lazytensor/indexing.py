@@ -42,9 +42,9 @@ class Indexing:
             found = elements(self, (index,) if kind is int else index)
             if found is not None:
                 return found
-        if getattr(index, "_lt_index", False) or (kind is tuple and any(getattr(i, "_lt_index", False) for i in index)):
-            from .compute import index as indexed   # (inside lt.compute: x[i, j] over its index variables)
-            return indexed(self, index)
+        hook = _index_variables(index, kind)
+        if hook is not None:   # (inside lt.compute: x[i, j] over its index variables)
+            return hook(self, index)
         items = _integer_items(index) if kind is Tensor or kind is tuple else None
         if items is not None:   # 0-d integer tensors index as their ints (numpy's result: a copy)
             return views.fresh(self[items])
@@ -91,6 +91,16 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         return
     assign(x, index, value)
 
+
+
+def _index_variables(index: Any, kind: type):
+    """The indexing of lt.compute's index variables where `index` holds one (compute.py: an
+    index expression carries it), else None."""
+    for item in (index if kind is tuple else (index,)):
+        hook = getattr(item, "_lt_index_into", None)
+        if hook is not None:
+            return hook
+    return None
 
 
 def elements(x: Tensor, items: tuple) -> Optional[Tensor]:

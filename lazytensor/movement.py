@@ -569,3 +569,28 @@ class Movement:
 
 
 attach_methods(Movement)
+
+
+def windows_last_axis(shape: tuple[int, ...], k: int, s: int, d: int, moves: list) -> tuple[int, ...]:
+    """Append to `moves` the movement ops that make the sliding windows of the last axis of `shape`
+    (a convolution's, a pooling's; nn.functional._windows, lt.compute's indices y*s + k*d):
+    (..., i) -> (..., o, k); the resulting shape. Row r of x repeated (period ip) and cut into
+    rows of length ip + d starts at x[r * d]: element (r, j) is x[(r*d + j) mod ip]. Taking
+    j = o*s gives the window element x[o*s + r*d], which never wraps since (k-1)*d + (o-1)*s <
+    i <= ip."""
+    i, lead = shape[-1], shape[:-1]
+    whole = tuple((0, m, 1) for m in lead)
+    o = (i - d * (k - 1) - 1) // s + 1
+    ip = max(i, o * s)
+    if ip > i:
+        moves.append((Op.PAD, ((0, 0),) * len(lead) + ((0, ip - i),)))
+    length = ip + d
+    repeats = -(-k * length // ip)
+    moves += [(Op.RESHAPE, lead + (1, ip)), (Op.EXPAND, lead + (repeats, ip)), (Op.RESHAPE, lead + (repeats * ip,)),
+              (Op.SHRINK, whole + ((0, k * length, 1),)), (Op.RESHAPE, lead + (k, length)),   # rows[..., :k*length]
+              (Op.SHRINK, whole + ((0, k, 1), (0, o * s, 1)))]
+    if s > 1:   # every s-th: [..., 0] of rows of s
+        moves += [(Op.RESHAPE, lead + (k, o, s)), (Op.SHRINK, whole + ((0, k, 1), (0, o, 1), (0, 1, 1))),
+                  (Op.RESHAPE, lead + (k, o))]
+    moves.append((Op.PERMUTE, (*range(len(lead)), len(lead) + 1, len(lead))))
+    return lead + (o, k)

@@ -263,9 +263,10 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     >>> lt.where(lt.asarray([True, False]), 1, 2).tolist()
     [1, 2]
     """
-    if any(getattr(v, "_lt_expression", False) or getattr(v, "_lt_index", False) for v in (condition, x, y)):
-        from .compute import where as expression_where   # (inside lt.compute)
-        return expression_where(condition, x, y)
+    for v in (condition, x, y):   # (inside lt.compute: an expression's where, over its iteration space)
+        hook = getattr(v, "_lt_where", None)
+        if hook is not None:
+            return hook(condition, x, y)
     device = next((v.device for v in (condition, x, y) if isinstance(v, Tensor)), None)
     if isinstance(condition, (bool, np.bool_)):  # a constant: where(True, a, b) folds to a
         condition = Tensor(const(bool(condition), bool_, ()), canonical_device(device))

@@ -108,9 +108,10 @@ def loops(kernel: KernelSpec, target: Target, schedule: Optional[Schedule] = Non
 def compile_kernel(kernel: KernelSpec, rt: Runtime, schedule: Optional[Schedule] = None,
                    collapse: bool = True) -> CompiledKernel:
     """The compiled program of one kernel on `rt`'s device, through the kernel cache. Without a
-    `schedule`: the one tuned for this kernel on this kind of device, where one is remembered
-    (tuned.py), else the heuristic one; reused while the same kernel expression recurs
-    (expressions are hash-consed and hold no buffers, so equal structure is the same node)."""
+    `schedule`: the one written by hand for this kernel (lt.schedule), else the one tuned for it
+    on this kind of device where one is remembered (tuned.py), else the heuristic one; reused
+    while the same kernel expression recurs (expressions are hash-consed and hold no buffers, so
+    equal structure is the same node)."""
     for observe in OBSERVERS:
         observe(kernel)
     automatic = schedule is None and collapse
@@ -119,8 +120,12 @@ def compile_kernel(kernel: KernelSpec, rt: Runtime, schedule: Optional[Schedule]
         if known is not None:
             rt.stats.memory_cache_hits += 1
             return known
-        schedule = tuned.lookup(kernel.expr, rt)
-        rt.stats.tuned_kernels += schedule is not None
+        schedule = tuned.written(kernel.expr, rt)
+        if schedule is not None:   # (written by hand, lt.schedule: over the kernel's own axes)
+            collapse = False
+        else:
+            schedule = tuned.lookup(kernel.expr, rt)
+            rt.stats.tuned_kernels += schedule is not None
     _, _, lowered = _loops_or_heuristic(kernel, rt.device.target, schedule, collapse, remembered=automatic)
     compiled = compile_loops(kernel, lowered, rt)
     if automatic:

@@ -35,6 +35,7 @@ import json
 import os
 import threading
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -252,6 +253,36 @@ def lookup(expr: Node, rt: Runtime) -> Optional[Schedule]:
             return None
     hit = found.records.get(kernel_key(expr, rt))
     return hit[1] if hit is not None else None
+
+
+# Schedules written by hand (lt.schedule, schedules.py): per kernel expression and device, over
+# the kernel's own axes (not collapsed), before any remembered one; in memory only, the last
+# WRITTEN_MOST kept.
+WRITTEN_MOST = 256
+_written: "OrderedDict[tuple[Node, str], Schedule]" = OrderedDict()
+_written_lock = threading.Lock()
+
+
+def written(expr: Node, rt: Runtime) -> Optional[Schedule]:
+    """The schedule written by hand for kernel expression `expr` on `rt`'s device, or None."""
+    if not _written:
+        return None
+    with _written_lock:
+        return _written.get((expr, rt.device.name))
+
+
+def write(expr: Node, rt: Runtime, schedule: Optional[Schedule]) -> None:
+    """Use `schedule` (None: the automatic one again) for every later compile of `expr` on `rt`'s
+    device; the kernels and plans compiled before are dropped (compiled again when next run)."""
+    with _written_lock:
+        key = (expr, rt.device.name)
+        _written.pop(key, None)
+        if schedule is not None:
+            _written[key] = schedule
+            while len(_written) > WRITTEN_MOST:
+                _written.popitem(last=False)
+    rt.plans.clear()
+    rt.by_expression.clear()
 
 
 def remember(expr: Node, rt: Runtime, schedule: Schedule, seconds: float, heuristic_seconds: float,

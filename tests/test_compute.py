@@ -207,3 +207,81 @@ def test_a_reduce_axis_defined_outside_and_used_in_two_computes():
         inner = []
         lt.compute((2,), lambda i: inner.append(i) or 0)
         lt.compute((2,), lambda j: t[inner[0], 0])
+
+
+# ---- schedules by hand ---------------------------------------------------------------------------
+
+def _matmul_formula(a, b):
+    r = lt.reduce_axis(a.shape[1])
+    return lt.compute((a.shape[0], b.shape[1]), lambda i, j: lt.sum(a[i, r] * b[r, j], axis=r))
+
+
+def test_a_hand_schedule_runs_when_the_tensor_is_realized():
+    """The BLAS-style schedule written by hand (a tile of 4 x 16 outputs, the B panel packed,
+    the column blocks in parallel): the kernel's loops are the schedule's, the values numpy's,
+    and other data of the same shapes compiles with it too; reset() brings the automatic one back."""
+    rng = np.random.default_rng(7)
+    A, B = rng.standard_normal((36, 20)).astype(np.float32), rng.standard_normal((20, 48)).astype(np.float32)
+    c = _matmul_formula(lt.asarray(A), lt.asarray(B))
+    s = lt.schedule(c)
+    assert s.axes == ["i0", "i1", "i2"] and s.reduce_axes == ["r0_2"] and s.extent("r0_2") == 20
+    io, ii = s.split("i0", 4)
+    jo, ji = s.split("i1", 16)
+    s.reorder(jo, io, "i2", ii, ji)
+    s.parallel(jo)
+    s.cache_write(ii)
+    s.cache_read(1, jo)
+    s.unroll(ii, 4)
+    s.vectorize(ji, 8)
+    text = lt.lower(c)
+    assert "i1_o in start..end parallel" in text and "lt_pack1" in text and "vectorized x8" in text, text
+    np.testing.assert_allclose(c.numpy(), A @ B, rtol=1e-5, atol=1e-5)
+    A2 = rng.standard_normal((36, 20)).astype(np.float32)
+    again = _matmul_formula(lt.asarray(A2), lt.asarray(B))
+    assert "i1_o in start..end parallel" in lt.lower(again)
+    np.testing.assert_allclose(again.numpy(), A2 @ B, rtol=1e-5, atol=1e-5)
+    s.reset()
+    assert lt.schedule(_matmul_formula(lt.asarray(A2), lt.asarray(B))).primitives == ()
+    np.testing.assert_allclose(_matmul_formula(lt.asarray(A2), lt.asarray(B)).numpy(), A2 @ B, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("steps", [
+    [("split", "i0", 8), ("parallel", "i0_o")],
+    [("split", "i1", 3), ("reorder", "i1_o", "i0", "i1_i"), ("unroll", "i1_i", 3)],
+    [("fuse", "i0", "i1"), ("vectorize", "i0xi1", 4)],
+    [("split", "i1", 5), ("split", "i1_i", 2), ("vectorize", "i1_i_i", 2)],
+], ids=["split-parallel", "reorder-unroll", "fuse-vectorize", "split-twice"])
+def test_hand_schedules_of_an_elementwise_formula(device, steps):
+    """Loops split by factors that do not divide them, reordered, fused, unrolled, vectorized:
+    the values stay numpy's on every device (a GPU schedule binds the outer loop to blocks)."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((13, 17)).astype(np.float32)
+    x = lt.asarray(X, device=device)
+    y = lt.compute((13, 17), lambda i, j: x[i, 16 - j] * 2 + x[i, j])
+    s = lt.schedule(y)
+    for name, *args in steps:
+        if name == "parallel" and device != "cpu":
+            name, args = "bind", [args[0], "block"]
+        getattr(s, name)(*args)
+    np.testing.assert_allclose(y.numpy(), X[:, ::-1] * 2 + X, rtol=1e-6)
+    s.reset()
+
+
+def test_a_primitive_the_lowering_refuses_is_refused_by_name():
+    x = lt.ones((16, 8))
+    y = lt.compute((16, 8), lambda i, j: x[i, j] + 1)
+    s = lt.schedule(y)
+    s.split("i0", 4)
+    with pytest.raises(ValueError, match=r"Parallel\(axis='i0_i'\) is refused: .*outermost"):
+        s.parallel("i0_i")
+    with pytest.raises(ValueError, match=r"Split\(axis='nope', factor=2\) is refused"):
+        s.split("nope", 2)
+    with pytest.raises(ValueError, match="no axis 'nope'"):
+        s.extent("nope")
+    assert [type(p).__name__ for p in s.primitives] == ["Split"]   # (the refused ones not taken)
+    np.testing.assert_array_equal(y.numpy(), np.full((16, 8), 2.0, np.float32))
+    s.reset()
+    with pytest.raises(ValueError, match="already realized"):
+        lt.schedule(y)
+    with pytest.raises(TypeError, match="takes a tensor"):
+        lt.schedule(np.ones(3))

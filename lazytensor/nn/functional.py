@@ -12,6 +12,7 @@ from ..creation import arange
 from ..functions import erf, log1p
 from ..autograd import no_grad
 from ..indexing import take
+from ..movement import windows_last_axis
 from ..ir.arith import sum_of_products
 from ..ir.ops import Op
 from ..ir.rules import make
@@ -153,35 +154,11 @@ def _windows(x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilati
         order = tuple(d for d in range(len(shape)) if d != lead + a) + (lead + a,)
         if order != tuple(range(len(shape))):
             moves.append((Op.PERMUTE, order))
-        shape = _windows_last_axis(tuple(shape[d] for d in order), kernel[a], stride[a], dilation[a], moves)
+        shape = windows_last_axis(tuple(shape[d] for d in order), kernel[a], stride[a], dilation[a], moves)
     # now (..., o_n, k_n, ..., o_1, k_1): gather the o's, then the k's
     outs = [lead + 2 * (n - 1 - a) for a in range(n)]
     moves.append((Op.PERMUTE, (*range(lead), *outs, *[o + 1 for o in outs])))
     return x._new(apply_moves(x.node, tuple(moves)))
-
-
-def _windows_last_axis(shape: tuple[int, ...], k: int, s: int, d: int, moves: list) -> tuple[int, ...]:
-    """Append to `moves` the movement ops that make the windows of the last axis of `shape`:
-    (..., i) -> (..., o, k); the resulting shape. Row r of x repeated (period ip) and cut into
-    rows of length ip + d starts at x[r * d]: element (r, j) is x[(r*d + j) mod ip]. Taking
-    j = o*s gives the window element x[o*s + r*d], which never wraps since (k-1)*d + (o-1)*s <
-    i <= ip."""
-    i, lead = shape[-1], shape[:-1]
-    whole = tuple((0, m, 1) for m in lead)
-    o = (i - d * (k - 1) - 1) // s + 1
-    ip = max(i, o * s)
-    if ip > i:
-        moves.append((Op.PAD, ((0, 0),) * len(lead) + ((0, ip - i),)))
-    length = ip + d
-    repeats = -(-k * length // ip)
-    moves += [(Op.RESHAPE, lead + (1, ip)), (Op.EXPAND, lead + (repeats, ip)), (Op.RESHAPE, lead + (repeats * ip,)),
-              (Op.SHRINK, whole + ((0, k * length, 1),)), (Op.RESHAPE, lead + (k, length)),   # rows[..., :k*length]
-              (Op.SHRINK, whole + ((0, k, 1), (0, o * s, 1)))]
-    if s > 1:   # every s-th: [..., 0] of rows of s
-        moves += [(Op.RESHAPE, lead + (k, o, s)), (Op.SHRINK, whole + ((0, k, 1), (0, o, 1), (0, 1, 1))),
-                  (Op.RESHAPE, lead + (k, o))]
-    moves.append((Op.PERMUTE, (*range(len(lead)), len(lead) + 1, len(lead))))
-    return lead + (o, k)
 
 
 def _spatial_args(x: Tensor, what: str, kernel: tuple[int, int], stride: tuple[int, int],
