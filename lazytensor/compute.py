@@ -2,40 +2,47 @@
 lazy tensors so it fuses with the code around it.
 
     lt.compute(shape, fcompute, name=None) -> Tensor   out[i, j, ...] = fcompute(i, j, ...)
-    lt.reduce_axis(extent, name=None)                  an axis that lt.sum / lt.max / lt.min reduce
+    lt.reduce_axis(extent, name=None)                  an axis the reducers reduce
+    lt.comm_reducer(combine, identity)                 a reducer from a combine (+, *, max, min)
 
     k = lt.reduce_axis(K)
     c = lt.compute((M, N), lambda i, j: lt.sum(a[i, k] * b[k, j], axis=k))   # a matmul
 
-`fcompute` gets one index variable per output axis. Inside it, a tensor indexed by affine
-expressions of the variables (`x[i, 2 * j + 1]`, `x[n, c, y * s + ky, x * s + kx]`) is an
-`Expression`: a lazy tensor over the compute's iteration space -- the output axes, then the
+`fcompute` gets one index variable per output axis. Inside it, a tensor indexed by expressions
+of the variables (`x[i, 2 * j + 1]`, `x[n, c, y * s + ky, x * s + kx]`) is an `Expression`: a
+lazy tensor (a Tensor subclass) over the compute's iteration space -- the output axes, then the
 reduce axes in the order they are first used, size 1 where it does not vary -- so arithmetic,
-`lt.where`, casts and the math functions are the ordinary tensor ops, broadcast over that space.
-A reducer sums (or maxes, mins) over reduce axes, in the expression's dtype as a matrix product
-accumulates (float16 in float32). (fcompute may run more than once: again where it meets a
-reduce axis or a device it did not know, so that the space holds exactly what is used -- a
-reduction over extra size-1 axes would not fuse with its consumers.) The result is one lazy tensor: no new op in the graph, only
-views, elementwise ops and reductions, so elementwise producers inline into it, consumers fuse
-as epilogues, every backend runs it and `backward()` goes through it.
+`lt.where`, casts and the math functions are the ordinary tensor ops, broadcast over that
+space. The reducers (lt.sum, lt.prod, lt.max, lt.min, lt.argmax, lt.argmin with axis= reduce
+axes) reduce over them; a sum accumulates in the expression's dtype, as a matrix product does
+(float16 in float32). The result is one lazy tensor: no new op in the graph, only views,
+elementwise ops, gathers and reductions, so elementwise producers inline into it, consumers
+fuse as epilogues, every backend runs it and `backward()` goes through it. (fcompute may run
+more than once: again where it meets a reduce axis or a device it did not know, so that the
+space holds exactly what is used -- a reduction over extra size-1 axes would not fuse with its
+consumers.)
 
 How an index becomes a view, per axis of the indexed tensor: a constant selects; `a*v + c`
-(one variable) is a slice with step a (a flip where a < 0); `a*v + b*w + c` (two variables,
-a, b > 0) is the sliding-window view of a convolution (nn.functional._windows). Indices are
-checked against the tensor's bounds over the variables' whole ranges at the indexing call
-(pad the tensor first to read past its edge). Not yet: a variable in two axes of one tensor
-(a diagonal), three variables in one axis, mixed signs, non-affine indices (floor division,
-clamps: a gather), lt.comm_reducer and user schedules.
+(one variable) is a slice with step a (reversed where a < 0); `a*v + b*w + c` (two variables,
+coefficients of one sign) is the sliding-window view of a convolution. These are checked
+against the tensor's bounds over the variables' whole ranges at the indexing call (pad the
+tensor first to read past its edge). Any other integer index -- `i // 2`, a clipped floor of a
+scaled coordinate -- is computed as a value and read through a gather, where interval
+arithmetic over its graph must prove it in range (clip it). Not yet: a variable in two axes of
+one tensor (a diagonal), three variables in one axis, reducers over pairs of values.
 """
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 from typing import Any, Callable, Optional, Sequence, Union
 
 from .creation import arange, full
 from .devices import default_device
+from .indexing import take
 from .ir.arith import cast
+from .ir.graph import Node, toposort
 from .ir.dtypes import HALF_FLOATS, float32, int64
 from .ir.ops import Op
 from .ir.rules import make
@@ -76,35 +83,43 @@ class Affine:
             coefs.setdefault(id(v), [v, 0])[1] += sign * c
         return Affine(tuple((v, c) for v, c in coefs.values() if c), self.const + sign * other.const)
 
-    def __add__(self, other: Any) -> "Affine":
-        return self._combine(other, 1) if _index_like(other) else NotImplemented
+    # with ints and other indices: an index again; with floats and expressions: a value
+    def __add__(self, other: Any) -> Any:
+        return self._combine(other, 1) if _index_like(other) else self.value() + other
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> "Affine":
-        return self._combine(other, -1) if _index_like(other) else NotImplemented
+    def __sub__(self, other: Any) -> Any:
+        return self._combine(other, -1) if _index_like(other) else self.value() - other
 
-    def __rsub__(self, other: Any) -> "Affine":
-        return Affine.of(other)._combine(self, -1) if _index_like(other) else NotImplemented
+    def __rsub__(self, other: Any) -> Any:
+        return Affine.of(other)._combine(self, -1) if _index_like(other) else other - self.value()
 
     def __neg__(self) -> "Affine":
         return Affine((), 0)._combine(self, -1)
 
-    def __mul__(self, other: Any) -> "Affine":
+    def __mul__(self, other: Any) -> Any:
         if isinstance(other, int) and not isinstance(other, bool):
             return Affine(tuple((v, c * other) for v, c in self.terms if c * other), self.const * other)
-        if _index_like(other):
+        if isinstance(other, Affine):
             raise TypeError("lt.compute: an index is affine: a variable times a variable is not (write the "
-                            "product as a value, not as an index)")
-        return NotImplemented
+                            "product as a value: i.value() * j)")
+        return self.value() * other
 
     __rmul__ = __mul__
 
-    def __floordiv__(self, other: Any) -> "Affine":
-        raise TypeError("lt.compute: an index must be affine (a*i + b*j + c); floor division and modulo of "
-                        "index variables are not supported yet")
+    def __floordiv__(self, other: Any) -> "Expression":
+        """i // c: an integer expression (an index read through a gather)."""
+        return self.value() // _positive(other, "//")
 
-    __mod__ = __rfloordiv__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__
+    def __mod__(self, other: Any) -> "Expression":
+        return self.value() % _positive(other, "%")
+
+    def __truediv__(self, other: Any) -> "Expression":
+        return self.value() / other
+
+    def __rtruediv__(self, other: Any) -> "Expression":
+        return other / self.value()
 
     def range(self) -> tuple[int, int]:
         """The least and greatest value over every variable's range (extents > 0)."""
@@ -115,13 +130,16 @@ class Affine:
         return lo, hi
 
     def value(self) -> "Expression":
-        """The index's values as an int64 expression over the iteration space."""
+        """The index's values as an int64 expression over the iteration space (what an index
+        becomes in arithmetic with floats or expressions)."""
         space = _space("use an index variable as a value")
         device = space.value_device()
         total: Tensor = full(space.unit_shape(), self.const, dtype=int64, device=device)
         for v, c in self.terms:
-            total = total + arange(v.extent, device=device).reshape(space.shape_along(v)) * c
-        return Expression(total)
+            values = arange(v.extent, device=device)
+            space.ranges[values.node] = (0, v.extent - 1)   # (for the bounds of indices made from it)
+            total = total + values.reshape(space.shape_along(v)) * c
+        return _wrap(total)
 
     def __repr__(self) -> str:
         parts = [f"{c}*{v.name}" if c != 1 else v.name for v, c in self.terms]
@@ -152,6 +170,12 @@ class IndexVar(Affine):
 
     def __repr__(self) -> str:
         return f"{'reduce_axis' if self.reduce else 'axis'}({self.name}, {self.extent})"
+
+
+def _positive(value: Any, op: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise TypeError(f"lt.compute: an index {op} takes a positive int, not {value!r}")
+    return value
 
 
 def _index_like(value: Any) -> bool:
@@ -188,6 +212,7 @@ class _Space:
     def __init__(self, axes: Sequence[IndexVar], reduced: Sequence[IndexVar], device: Optional[str]):
         self.axes, self.reduced = list(axes), list(reduced)
         self.device, self.made_on = device, None
+        self.ranges: dict = {}   # the index values' aranges (graph nodes) -> (least, greatest) value
         self.places: dict[int, int] = {id(v): d for d, v in enumerate(self.axes + self.reduced)}
         self.rank = len(self.places)
 
@@ -235,23 +260,36 @@ def _space(what: str) -> _Space:
     return space
 
 
-class Expression:
+class Expression(Tensor):
     """A value of a tensor expression: a lazy tensor over the iteration space of the
-    lt.compute being evaluated. Arithmetic, comparisons, lt.where, casts, the math functions and
-    the reducers work on it; a plain tensor cannot mix in (index it with the variables)."""
-    __slots__ = ("tensor",)
-    _lt_expression = True
+    lt.compute being evaluated. The tensor methods and lt's functions work on it and give
+    expressions (a Tensor subclass: `_new` keeps the kind); its operators refuse a plain tensor
+    (index it with the variables: broadcast over the space by position, it would be wrong)."""
+    __slots__ = ()
 
-    def __init__(self, tensor: Tensor):
-        self.tensor = tensor
+    def _new(self, node: Node) -> "Expression":
+        return Expression(node, self.device)
+
+    def __getattribute__(self, name: str) -> Any:
+        """Tensor methods give expressions (astype, exp, clip, ...: a method that makes a plain
+        Tensor of the result has it wrapped)."""
+        value = object.__getattribute__(self, name)
+        if name.startswith("_") or name in _OWN_METHODS or not callable(value):
+            return value
+
+        def method(*args: Any, **kwargs: Any) -> Any:
+            result = value(*args, **kwargs)
+            return _wrap(result) if type(result) is Tensor else result
+        return method
 
     @property
-    def dtype(self):
-        return self.tensor.dtype
+    def tensor(self) -> Tensor:
+        """The same value as a plain tensor over the iteration space."""
+        return Tensor(self.node, self.device)
 
     def _binary(self, other: Any, op: Callable[[Any, Any], Any], swap: bool = False) -> "Expression":
         other = _operand(other)
-        return Expression(op(other, self.tensor) if swap else op(self.tensor, other))
+        return _wrap(op(other, self.tensor) if swap else op(self.tensor, other))
 
     def __add__(self, o): return self._binary(o, lambda a, b: a + b)
     def __radd__(self, o): return self._binary(o, lambda a, b: a + b, swap=True)
@@ -261,6 +299,10 @@ class Expression:
     def __rmul__(self, o): return self._binary(o, lambda a, b: a * b, swap=True)
     def __truediv__(self, o): return self._binary(o, lambda a, b: a / b)
     def __rtruediv__(self, o): return self._binary(o, lambda a, b: a / b, swap=True)
+    def __floordiv__(self, o): return self._binary(o, lambda a, b: a // b)
+    def __rfloordiv__(self, o): return self._binary(o, lambda a, b: a // b, swap=True)
+    def __mod__(self, o): return self._binary(o, lambda a, b: a % b)
+    def __rmod__(self, o): return self._binary(o, lambda a, b: a % b, swap=True)
     def __pow__(self, o): return self._binary(o, lambda a, b: a ** b)
     def __rpow__(self, o): return self._binary(o, lambda a, b: a ** b, swap=True)
     def __lt__(self, o): return self._binary(o, lambda a, b: a < b)
@@ -272,39 +314,45 @@ class Expression:
     __hash__ = object.__hash__
     def __and__(self, o): return self._binary(o, lambda a, b: a & b)
     def __or__(self, o): return self._binary(o, lambda a, b: a | b)
-    def __neg__(self): return Expression(-self.tensor)
-    def __abs__(self): return Expression(abs(self.tensor))
-    def __invert__(self): return Expression(~self.tensor)
 
     def __bool__(self) -> bool:
         raise TypeError("lt.compute: an expression has no truth value while it is built (use lt.where "
                         "for a condition)")
 
-    def __getattr__(self, name: str) -> Any:
-        """The tensor's elementwise methods (exp, sqrt, astype, ...), on the expression."""
-        method = getattr(self.tensor, name)
-        if not callable(method):
-            raise AttributeError(f"lt.compute: an expression has no {name!r}")
-
-        def apply(*args: Any, **kwargs: Any) -> Any:
-            result = method(*[_operand(a) if isinstance(a, (Expression, Affine)) else a for a in args], **kwargs)
-            return Expression(result) if isinstance(result, Tensor) else result
-        return apply
-
     # the reducers (lt.sum(e, axis=k) comes here)
-    def sum(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
+    def sum(self, axis: Any = None, keepdims: bool = False, *, dtype: Any = None, **ignored: Any) -> "Expression":
+        """The sum over reduce axes, accumulated in the dtype (or in `dtype`, cast to first), as a
+        matrix product accumulates: float16 in float32; integers and bool as numpy sums them."""
         places = _reduced_places("sum", axis)
-        x = self.tensor
-        if not (x.dtype.is_float or x.dtype.is_complex):   # (integers and bool: numpy's sum)
-            return Expression(x.sum(axis=places, keepdims=True))
-        accumulate = float32 if x.dtype in HALF_FLOATS else x.dtype   # (as a matrix product accumulates)
-        return Expression(Tensor(cast(make(Op.SUM, cast(x.node, accumulate), arg=places), x.dtype), x.device))
+        x = self.tensor if dtype is None else self.tensor.astype(dtype)
+        if not (x.dtype.is_float or x.dtype.is_complex):
+            return _wrap(x.sum(axis=places, keepdims=True))
+        accumulate = float32 if x.dtype in HALF_FLOATS else x.dtype
+        return _wrap(Tensor(cast(make(Op.SUM, cast(x.node, accumulate), arg=places), x.dtype), x.device))
+
+    def prod(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
+        return _wrap(self.tensor.prod(axis=_reduced_places("prod", axis), keepdims=True))
 
     def max(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
-        return Expression(self.tensor.max(axis=_reduced_places("max", axis), keepdims=True))
+        return _wrap(self.tensor.max(axis=_reduced_places("max", axis), keepdims=True))
 
     def min(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
-        return Expression(self.tensor.min(axis=_reduced_places("min", axis), keepdims=True))
+        return _wrap(self.tensor.min(axis=_reduced_places("min", axis), keepdims=True))
+
+    def argmax(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
+        """The place along one reduce axis of the greatest value (the first of equal ones)."""
+        return _wrap(self.tensor.argmax(axis=_one_place("argmax", axis), keepdims=True))
+
+    def argmin(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
+        return _wrap(self.tensor.argmin(axis=_one_place("argmin", axis), keepdims=True))
+
+
+_OWN_METHODS = frozenset({"sum", "prod", "max", "min", "argmax", "argmin", "tensor"})
+
+
+def _wrap(t: Tensor) -> Expression:
+    """`t` (a tensor over the iteration space) as an expression."""
+    return Expression(t.node, t.device)
 
 
 def _reduced_places(what: str, axis: Any) -> tuple[int, ...]:
@@ -315,6 +363,62 @@ def _reduced_places(what: str, axis: Any) -> tuple[int, ...]:
     space = _space(f"reduce with lt.{what}")
     space.grow(axes)
     return tuple(sorted(space.place(a) for a in axes))
+
+
+def _one_place(what: str, axis: Any) -> int:
+    if isinstance(axis, (tuple, list)) and len(axis) == 1:
+        axis = axis[0]
+    if isinstance(axis, (tuple, list)):
+        raise ValueError(f"lt.{what} of a tensor expression runs along one reduce axis, not {len(axis)}")
+    (place,) = _reduced_places(what, axis)
+    return place
+
+
+class _Probe:
+    """A stand-in operand that records the one operation a combine function applies to it."""
+    _lt_binary = staticmethod(lambda function, a, b: _Probe(function.__name__, (a, b)))
+
+    def __init__(self, op: str = "", args: tuple = ()):
+        self.op, self.args = op, args
+
+    def __add__(self, other): return _Probe("add", (self, other))
+    def __radd__(self, other): return _Probe("add", (other, self))
+    def __mul__(self, other): return _Probe("multiply", (self, other))
+    def __rmul__(self, other): return _Probe("multiply", (other, self))
+
+
+_REDUCERS = {"add": ("sum", 0), "multiply": ("prod", 1), "maximum": ("max", -math.inf), "minimum": ("min", math.inf)}
+
+
+def comm_reducer(combine: Callable[[Any, Any], Any], identity: Any, name: Optional[str] = None) -> Callable[..., Any]:
+    """A commutative reducer from its combine function and identity (TVM's te.comm_reducer):
+    reducer(expr, axis=k) combines the identity with every value along the reduce axes. The
+    combine must be a + b, a * b, lt.maximum(a, b) or lt.minimum(a, b) (recognized by calling it
+    on stand-ins; pairs of values -- an argmax carried as (value, index) -- not yet: use lt.argmax).
+
+    >>> x = lt.asarray([[3.0, -1.0], [-2.0, -5.0]])
+    >>> k = lt.reduce_axis(2)
+    >>> relu_max = lt.comm_reducer(lambda a, b: lt.maximum(a, b), 0.0)
+    >>> lt.compute((2,), lambda i: relu_max(x[i, k], axis=k)).tolist()
+    [3.0, 0.0]
+    """
+    a, b = _Probe(), _Probe()
+    try:
+        made = combine(a, b)
+    except Exception:   # (anything else it does to its operands: not a combine recognized here)
+        made = None
+    if not isinstance(made, _Probe) or made.op not in _REDUCERS or set(map(id, made.args)) != {id(a), id(b)}:
+        raise ValueError("lt.comm_reducer: the combine must be a + b, a * b, lt.maximum(a, b) or lt.minimum(a, b) "
+                         "of its two operands (pairs of values are not supported yet)")
+    method, natural = _REDUCERS[made.op]
+
+    def reducer(expr: Any, axis: Any) -> Expression:
+        if not isinstance(expr, Expression):
+            expr = _wrap(_operand(expr)) if isinstance(expr, Affine) else expr
+        reduced = getattr(expr, method)(axis=axis)
+        return reduced if identity == natural else combine(reduced, identity)
+    reducer.__name__ = name or f"{method}_from_{identity!r}"
+    return reducer
 
 
 def _operand(value: Any) -> Any:
@@ -333,12 +437,12 @@ def _operand(value: Any) -> Any:
 
 def _where(condition: Any, x: Any, y: Any) -> Expression:
     """lt.where inside lt.compute: over the iteration space."""
-    return Expression(where(*[_operand(v) for v in (condition, x, y)]))
+    return _wrap(where(*[_operand(v) for v in (condition, x, y)]))
 
 
 def _binary(function: Callable[[Any, Any], Tensor], a: Any, b: Any) -> Expression:
     """A two-operand function of the namespace (lt.maximum, lt.minimum, ...) inside lt.compute."""
-    return Expression(function(_operand(a), _operand(b)))
+    return _wrap(function(_operand(a), _operand(b)))
 
 
 # the op families call these through the objects (they are below this module: no import)
@@ -354,6 +458,9 @@ def index(x: Tensor, key: Any) -> Expression:
     if len(key) != x.ndim:
         raise IndexError(f"lt.compute: a tensor of shape {x.shape} needs {x.ndim} indices, got {len(key)} "
                          f"({', '.join(map(repr, key))})")
+    if any(isinstance(k, Expression) for k in key):
+        space.meet(x.device)
+        return _gathered(x, key, space)
     exprs = [Affine.of(k) for k in key]
     space.grow([v for e in exprs for v, _ in e.terms])
     space.meet(x.device)
@@ -377,8 +484,85 @@ def index(x: Tensor, key: Any) -> Expression:
         for e in exprs:
             for v, _ in e.terms:
                 shape[space.place(v)] = v.extent
-        return Expression(full(tuple(shape), 0, dtype=x.dtype, device=x.device))
-    return Expression(x._new(apply_moves(x.node, tuple(_moves(x.shape, exprs, space)))))
+        return _wrap(full(tuple(shape), 0, dtype=x.dtype, device=x.device))
+    return _wrap(x._new(apply_moves(x.node, tuple(_moves(x.shape, exprs, space)))))
+
+
+def _gathered(x: Tensor, key: tuple, space: _Space) -> Expression:
+    """x[key] where some index is computed (an integer expression: i // 2, a clipped floor of a
+    scaled coordinate): a gather from x's elements, each index first proven within its axis over
+    the whole space (interval arithmetic over the index's graph, `_value_range`), else refused."""
+    flat = None
+    for axis, (k, n) in enumerate(zip(key, x.shape)):
+        values = _operand(k if isinstance(k, Expression) else Affine.of(k))
+        if not values.dtype.is_integer:
+            raise TypeError(f"lt.compute: index {axis} of a tensor of shape {x.shape} is {values.dtype.name}, not an "
+                            "integer (cast a computed coordinate with .astype(lt.int64) after flooring it)")
+        lo, hi = _value_range(values.node, space.ranges)
+        if lo < 0 or hi >= n:
+            raise IndexError(f"lt.compute: computed index {axis} of a tensor of shape {x.shape} may range over "
+                             f"[{lo}, {hi}], outside [0, {n}); clip it (lt.clip(index, 0, {n - 1})) or pad the tensor")
+        stride = math.prod(x.shape[axis + 1:])
+        term = values * stride if stride != 1 else values
+        flat = term if flat is None else flat + term
+    if flat is None:
+        return _wrap(x.reshape(space.unit_shape()))
+    return _wrap(take(x.reshape(-1), flat.astype(int64)))
+
+
+_EXACT = {Op.RESHAPE, Op.EXPAND, Op.PERMUTE, Op.SHRINK, Op.FLIP, Op.DETACH}
+
+
+def _value_range(node: Node, known: dict) -> tuple[float, float]:
+    """The least and greatest value `node` can take: interval arithmetic over its graph, from
+    the index values' aranges (`known`) and constants; unbounded where it cannot say."""
+    ranges: dict[Node, tuple[float, float]] = {}
+    for n in toposort([node]):
+        spans = [ranges[src] for src in n.src]
+        if n in known:
+            value = known[n]
+        elif n.op is Op.CONST and isinstance(n.arg, (int, float)):
+            value = (n.arg, n.arg)
+        elif n.op in _EXACT or (n.op is Op.CAST and spans):
+            value = spans[0]
+            if n.op is Op.CAST and n.dtype.is_integer:   # (a float cast to an integer truncates)
+                value = (math.trunc(value[0]), math.trunc(value[1])) if all(map(math.isfinite, value)) else value
+        elif n.op in (Op.FLOOR, Op.CEIL, Op.ROUND, Op.TRUNC):
+            value = spans[0]
+            if all(map(math.isfinite, value)):
+                value = (math.floor(value[0]), math.ceil(value[1]))
+        elif n.op in (Op.ADD, Op.SUB, Op.MUL, Op.DIV) and len(spans) == 2:
+            value = _arithmetic(n.op, *spans)
+        elif n.op is Op.NEG:
+            value = (-spans[0][1], -spans[0][0])
+        elif n.op in (Op.MAX, Op.MIN):
+            pick = max if n.op is Op.MAX else min
+            value = (pick(spans[0][0], spans[1][0]), pick(spans[0][1], spans[1][1]))
+        elif n.op in (Op.FLOORDIV, Op.IDIV) and spans[1][0] == spans[1][1] and spans[1][0] > 0:
+            c = spans[1][0]
+            value = (math.floor(spans[0][0] / c) if math.isfinite(spans[0][0]) else -math.inf,
+                     math.floor(spans[0][1] / c) if math.isfinite(spans[0][1]) else math.inf)
+        elif n.op in (Op.MOD, Op.IMOD) and spans[1][0] == spans[1][1] and spans[1][0] > 0:
+            value = (0, spans[1][0] - 1)
+        elif n.op is Op.WHERE:
+            value = (min(spans[1][0], spans[2][0]), max(spans[1][1], spans[2][1]))
+        else:
+            value = (-math.inf, math.inf)
+        ranges[n] = value
+    return ranges[node]
+
+
+def _arithmetic(op: Op, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    if op is Op.ADD:
+        return a[0] + b[0], a[1] + b[1]
+    if op is Op.SUB:
+        return a[0] - b[1], a[1] - b[0]
+    if op is Op.DIV:
+        if b[0] <= 0 <= b[1]:
+            return -math.inf, math.inf
+        b = (1 / b[1], 1 / b[0])
+    products = [u * v for u in a for v in b if not (math.isinf(u) and v == 0 or math.isinf(v) and u == 0)]
+    return (min(products), max(products)) if products else (-math.inf, math.inf)
 
 
 def _moves(shape: tuple[int, ...], exprs: list[Affine], space: _Space) -> list:
@@ -492,4 +676,4 @@ def compute(shape: Union[int, Sequence[int]], fcompute: Callable[..., Any], name
     return result._new(apply_moves(result.node, tuple(moves)))
 
 
-__all__ = ["compute", "reduce_axis"]
+__all__ = ["comm_reducer", "compute", "reduce_axis"]

@@ -8,7 +8,7 @@ import math
 from .backends.runtime import VERSION as __version__
 from .autograd import enable_grad, is_grad_enabled, no_grad
 from .backward import grad
-from .compute import compute, reduce_axis
+from .compute import comm_reducer, compute, reduce_axis
 from .schedules import KernelSchedule, lower, schedule
 from .creation import (arange, array, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
                        manual_seed, ones, ones_like, rand, randn, tensor, zeros, zeros_like)
@@ -54,7 +54,7 @@ __all__ = [
     "empty", "empty_like", "full", "full_like", "manual_seed", "ones", "ones_like", "rand", "randn",
     "zeros", "zeros_like", "devices", "cache_clear", "stats", "synchronize", "realize", "unsqueeze", "eye",
     "linspace", "from_dlpack", "linalg", "fft", "nn", "optim", "save", "load", "jit", "CaptureError",
-    "tune", "tuning", "compute", "reduce_axis", "schedule", "lower",
+    "tune", "tuning", "compute", "reduce_axis", "comm_reducer", "schedule", "lower",
     "KernelSchedule",
     "float", "double", "half", "long", "int", "split", "chunk", "multinomial",
     "e", "pi", "inf", "nan", "newaxis", "take", "take_along_axis", "nonzero", "index_add", "matmul",

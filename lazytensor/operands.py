@@ -56,7 +56,7 @@ def broadcast_node(node: Node, shape: tuple[int, ...]) -> Node:
 def as_tensor(x: Any, like: Any = None) -> Tensor:
     """`x` itself when it is a Tensor; else a new tensor of it, on the device of `like` (another
     operand, when that is a Tensor) or the default device."""
-    if isinstance(x, Tensor) or getattr(x, "_lt_expression", False):   # (an lt.compute expression: its methods)
+    if isinstance(x, Tensor):
         return x
     return asarray(x, device=like.device if isinstance(like, Tensor) else None)
 

@@ -143,7 +143,12 @@ def schedule(t: Tensor) -> KernelSchedule:
 
 
 def lower(t: Tensor) -> str:
-    """The loop IR of the kernel that computes `t` (its hand-written schedule, else the automatic one)."""
+    """The loop IR of the kernel that computes `t` (its hand-written schedule, else the automatic one).
+
+    >>> x = lt.asarray(np.arange(8.0))
+    >>> print(lt.lower(x * 2).splitlines()[0].split("(")[0])
+    kernel kernel
+    """
     return KernelSchedule(t).lower()
 
 

@@ -154,6 +154,61 @@ def test_gradients_against_finite_differences():
     check_gradient(conv, rng.standard_normal((1, 2, 7, 6)), rng.standard_normal((3, 2, 3, 3)))
 
 
+def test_argmax_and_comm_reducers():
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((5, 7)).astype(np.float32)
+    X[1, 2] = X[1, 5] = X[1].max() + 1   # (ties: the first)
+    x = lt.asarray(X)
+    k = lt.reduce_axis(7)
+    np.testing.assert_array_equal(lt.compute((5,), lambda i: lt.argmax(x[i, k], axis=k)).numpy(), X.argmax(1))
+    np.testing.assert_array_equal(lt.compute((5,), lambda i: x[i, k].argmin(axis=k)).numpy(), X.argmin(1))
+    relu_max = lt.comm_reducer(lambda a, b: lt.maximum(a, b), 0.0)
+    np.testing.assert_array_equal(lt.compute((5,), lambda i: relu_max(x[i, k], axis=k)).numpy(),
+                                  np.maximum(X.max(1), 0))
+    total = lt.comm_reducer(lambda a, b: a + b, 2.5)
+    np.testing.assert_allclose(lt.compute((5,), lambda i: total(x[i, k], axis=k)).numpy(), X.sum(1) + 2.5, rtol=1e-6)
+    product = lt.comm_reducer(lambda a, b: a * b, 1.0)
+    np.testing.assert_allclose(lt.compute((5,), lambda i: product(x[i, k], axis=k)).numpy(), X.prod(1), rtol=1e-5)
+
+
+def _bilinear(x: lt.Tensor, out_h: int, out_w: int) -> lt.Tensor:
+    """PyTorch's bilinear resize (align_corners=False) of (N, C, H, W), computed coordinates
+    clipped into range, each output from its four neighbours."""
+    n, c, h, w = x.shape
+
+    def coordinate(o, size, out):
+        f = lt.clip((o + 0.5) * (size / out) - 0.5, 0, size - 1)
+        low = lt.floor(f)
+        first = low.astype(lt.int64)
+        return first, lt.clip(first + 1, 0, size - 1), f - low
+
+    def pixel(b, ch, i, j):
+        y0, y1, wy = coordinate(i, h, out_h)
+        x0, x1, wx = coordinate(j, w, out_w)
+        return ((x[b, ch, y0, x0] * (1 - wx) + x[b, ch, y0, x1] * wx) * (1 - wy)
+                + (x[b, ch, y1, x0] * (1 - wx) + x[b, ch, y1, x1] * wx) * wy)
+    return lt.compute((n, c, out_h, out_w), pixel)
+
+
+@pytest.mark.parametrize("out", [(8, 12), (3, 5), (5, 6)], ids=str)
+def test_bilinear_resize_and_nearest_upsampling(device, out):
+    """Indices computed from the variables (a floor of a scaled coordinate, i // 2): a gather,
+    bounds proven from the clip; values as torch's interpolate."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((2, 3, 4, 6)).astype(np.float32)
+    x = lt.asarray(X, device=device)
+    want = torch.nn.functional.interpolate(torch.from_numpy(X), size=out, mode="bilinear", align_corners=False)
+    np.testing.assert_allclose(_bilinear(x, *out).numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    nearest = lt.compute((2, 3, 8, 12), lambda b, c, i, j: x[b, c, i // 2, j // 2])
+    np.testing.assert_array_equal(nearest.numpy(), X.repeat(2, axis=2).repeat(2, axis=3))
+
+
+def test_the_gradient_of_a_gather():
+    rng = np.random.default_rng(11)
+    check_gradient(lambda x: _bilinear(x, 5, 7), rng.standard_normal((1, 2, 3, 4)))
+
+
 def test_errors_at_the_call_that_caused_them():
     x = lt.ones((4, 5))
     with pytest.raises(IndexError, match=r"ranges over \[-1, 2\], outside \[0, 4\); pad the tensor"):
@@ -165,8 +220,15 @@ def test_errors_at_the_call_that_caused_them():
         lt.compute((4,), lambda i: x[i, r] * 2)
     with pytest.raises(TypeError, match="without indices"):
         lt.compute((4, 5), lambda i, j: x[i, j] + x)
-    with pytest.raises(TypeError, match="must be affine"):
-        lt.compute((4,), lambda i: x[i // 2, 0])
+    with pytest.raises(TypeError, match="float64, not an integer"):
+        lt.compute((4,), lambda i: x[i * 0.5, 0])
+    with pytest.raises(IndexError, match=r"may range over \[1, 4\], outside \[0, 4\); clip it"):
+        lt.compute((4,), lambda i: x[i // 1 + 1, 0])
+    with pytest.raises(IndexError, match="may range over"):   # (a value read from memory: no bound known)
+        data = lt.asarray(np.arange(20).reshape(4, 5) % 4)
+        lt.compute((4,), lambda i: x[data[i, 0], 0])
+    with pytest.raises(ValueError, match="combine must be"):
+        lt.comm_reducer(lambda a, b: a - b, 0)
     with pytest.raises(TypeError, match="variable times a variable"):
         lt.compute((2, 2), lambda i, j: x[i * j, 0])
     with pytest.raises(ValueError, match="diagonal"):
