@@ -3,7 +3,8 @@ lazy tensors so it fuses with the code around it.
 
     lt.compute(shape, fcompute, name=None) -> Tensor   out[i, j, ...] = fcompute(i, j, ...)
     lt.reduce_axis(extent, name=None)                  an axis the reducers reduce
-    lt.comm_reducer(combine, identity)                 a reducer from a combine (+, *, max, min)
+    lt.comm_reducer(combine, identity)                 a reducer from a combine (+, *, max, min,
+                                                       logaddexp)
 
     k = lt.reduce_axis(K)
     c = lt.compute((M, N), lambda i, j: lt.sum(a[i, k] * b[k, j], axis=k))   # a matmul
@@ -14,7 +15,7 @@ lazy tensor (a Tensor subclass) over the compute's iteration space -- the output
 reduce axes in the order they are first used, size 1 where it does not vary -- so arithmetic,
 `lt.where`, casts and the math functions are the ordinary tensor ops, broadcast over that
 space. The reducers (lt.sum, lt.prod, lt.max, lt.min, lt.argmax, lt.argmin with axis= reduce
-axes) reduce over them; a sum accumulates in the expression's dtype, as a matrix product does
+axes; Expression.logsumexp) reduce over them; a sum accumulates in the expression's dtype, as a matrix product does
 (float16 in float32). The result is one lazy tensor: no new op in the graph, only views,
 elementwise ops, gathers and reductions, so elementwise producers inline into it, consumers
 fuse as epilogues, every backend runs it and `backward()` goes through it. (fcompute may run
@@ -339,6 +340,15 @@ class Expression(Tensor):
     def min(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
         return _wrap(self.tensor.min(axis=_reduced_places("min", axis), keepdims=True))
 
+    def logsumexp(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
+        """log(sum(exp(x))) over reduce axes, from the maximum (no overflow; -inf where every
+        value is -inf)."""
+        places = _reduced_places("logsumexp", axis)
+        x = self.tensor
+        top = x.max(axis=places, keepdims=True)
+        shift = where(abs(top) < math.inf, top, 0.0)   # (an all -inf or inf row: no nan from inf - inf)
+        return _wrap((x - shift).exp().sum(axis=places, keepdims=True).log() + shift)
+
     def argmax(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
         """The place along one reduce axis of the greatest value (the first of equal ones)."""
         return _wrap(self.tensor.argmax(axis=_one_place("argmax", axis), keepdims=True))
@@ -347,7 +357,7 @@ class Expression(Tensor):
         return _wrap(self.tensor.argmin(axis=_one_place("argmin", axis), keepdims=True))
 
 
-_OWN_METHODS = frozenset({"sum", "prod", "max", "min", "argmax", "argmin", "tensor"})
+_OWN_METHODS = frozenset({"sum", "prod", "max", "min", "logsumexp", "argmax", "argmin", "tensor"})
 
 
 def _wrap(t: Tensor) -> Expression:
@@ -387,14 +397,16 @@ class _Probe:
     def __rmul__(self, other): return _Probe("multiply", (other, self))
 
 
-_REDUCERS = {"add": ("sum", 0), "multiply": ("prod", 1), "maximum": ("max", -math.inf), "minimum": ("min", math.inf)}
+_REDUCERS = {"add": ("sum", 0), "multiply": ("prod", 1), "maximum": ("max", -math.inf), "minimum": ("min", math.inf),
+             "logaddexp": ("logsumexp", -math.inf)}
 
 
 def comm_reducer(combine: Callable[[Any, Any], Any], identity: Any, name: Optional[str] = None) -> Callable[..., Any]:
     """A commutative reducer from its combine function and identity (TVM's te.comm_reducer):
     reducer(expr, axis=k) combines the identity with every value along the reduce axes. The
-    combine must be a + b, a * b, lt.maximum(a, b) or lt.minimum(a, b) (recognized by calling it
-    on stand-ins; pairs of values -- an argmax carried as (value, index) -- not yet: use lt.argmax).
+    combine must be a + b, a * b, lt.maximum(a, b), lt.minimum(a, b) or lt.logaddexp(a, b) (a
+    log-sum-exp, computed stably from the maximum), recognized by calling it on stand-ins; pairs of
+    values -- an argmax carried as (value, index) -- not yet: use lt.argmax.
 
     >>> x = lt.asarray([[3.0, -1.0], [-2.0, -5.0]])
     >>> k = lt.reduce_axis(2)
@@ -408,8 +420,8 @@ def comm_reducer(combine: Callable[[Any, Any], Any], identity: Any, name: Option
     except Exception:   # (anything else it does to its operands: not a combine recognized here)
         made = None
     if not isinstance(made, _Probe) or made.op not in _REDUCERS or set(map(id, made.args)) != {id(a), id(b)}:
-        raise ValueError("lt.comm_reducer: the combine must be a + b, a * b, lt.maximum(a, b) or lt.minimum(a, b) "
-                         "of its two operands (pairs of values are not supported yet)")
+        raise ValueError("lt.comm_reducer: the combine must be a + b, a * b, lt.maximum(a, b), lt.minimum(a, b) or "
+                         "lt.logaddexp(a, b) of its two operands (pairs of values are not supported yet)")
     method, natural = _REDUCERS[made.op]
 
     def reducer(expr: Any, axis: Any) -> Expression:

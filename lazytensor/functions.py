@@ -413,6 +413,9 @@ def logaddexp(a: Any, b: Any) -> Tensor:
     >>> lt.logaddexp(lt.asarray([1000.0]), 1000.0).tolist()
     [1000.69...]
     """
+    hook = getattr(a, "_lt_binary", None) or getattr(b, "_lt_binary", None)
+    if hook is not None:   # (inside lt.compute, or lt.comm_reducer's probe)
+        return hook(logaddexp, a, b)
     # Python numbers stay weak scalars on either side (a tensor of their own would be float32,
     # and a float64 or float16 operand would be promoted or rounded through it)
     if not isinstance(a, (Tensor, bool, int, float)):

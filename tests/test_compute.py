@@ -169,6 +169,18 @@ def test_argmax_and_comm_reducers():
     np.testing.assert_allclose(lt.compute((5,), lambda i: total(x[i, k], axis=k)).numpy(), X.sum(1) + 2.5, rtol=1e-6)
     product = lt.comm_reducer(lambda a, b: a * b, 1.0)
     np.testing.assert_allclose(lt.compute((5,), lambda i: product(x[i, k], axis=k)).numpy(), X.prod(1), rtol=1e-5)
+    # logsumexp: stable for large values, -inf for a row of -inf, from the identity given
+    L = X * 100
+    L[3] = -np.inf
+    big = lt.asarray(L)
+    logsumexp = lt.comm_reducer(lambda a, b: lt.logaddexp(a, b), -np.inf)
+    np.testing.assert_allclose(lt.compute((5,), lambda i: logsumexp(big[i, k], axis=k)).numpy(),
+                               np.logaddexp.reduce(L, axis=1), rtol=1e-6)
+    from_zero = lt.comm_reducer(lambda a, b: lt.logaddexp(a, b), 0.0)
+    np.testing.assert_allclose(lt.compute((5,), lambda i: from_zero(big[i, k], axis=k)).numpy(),
+                               np.logaddexp(np.logaddexp.reduce(L, axis=1), 0.0), rtol=1e-6)
+    np.testing.assert_allclose(lt.compute((5, 7), lambda i, j: lt.logaddexp(x[i, j], 1.0)).numpy(),
+                               np.logaddexp(X, 1.0), rtol=1e-6)
 
 
 def _bilinear(x: lt.Tensor, out_h: int, out_w: int) -> lt.Tensor:
