@@ -30,7 +30,8 @@ against the tensor's bounds over the variables' whole ranges at the indexing cal
 tensor first to read past its edge). Any other integer index -- `i // 2`, a clipped floor of a
 scaled coordinate -- is computed as a value and read through a gather, where interval
 arithmetic over its graph must prove it in range (clip it). Not yet: a variable in two axes of
-one tensor (a diagonal), three variables in one axis, reducers over pairs of values.
+one tensor (a diagonal), three variables in one axis, a combine of lt.comm_reducer that is
+none of those it recognizes (a general fold would need a reduction op of its own).
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from .creation import arange, full
 from .devices import default_device
-from .indexing import take
+from .indexing import take, take_along_axis
 from .ir.arith import cast
 from .ir.graph import Node, toposort
 from .ir.dtypes import HALF_FLOATS, float32, int64
@@ -385,8 +386,9 @@ def _one_place(what: str, axis: Any) -> int:
 
 
 class _Probe:
-    """A stand-in operand that records the one operation a combine function applies to it."""
+    """A stand-in operand that records the operations a combine function applies to it."""
     _lt_binary = staticmethod(lambda function, a, b: _Probe(function.__name__, (a, b)))
+    _lt_where = staticmethod(lambda c, x, y: _Probe("where", (c, x, y)))
 
     def __init__(self, op: str = "", args: tuple = ()):
         self.op, self.args = op, args
@@ -395,34 +397,61 @@ class _Probe:
     def __radd__(self, other): return _Probe("add", (other, self))
     def __mul__(self, other): return _Probe("multiply", (self, other))
     def __rmul__(self, other): return _Probe("multiply", (other, self))
+    def __gt__(self, other): return _Probe("gt", (self, other))
+    def __ge__(self, other): return _Probe("ge", (self, other))
+    def __lt__(self, other): return _Probe("lt", (self, other))
+    def __le__(self, other): return _Probe("le", (self, other))
+
+    def __getitem__(self, item):
+        raise TypeError("a stand-in for one value")   # (a combine of pairs: tried with pairs next)
 
 
 _REDUCERS = {"add": ("sum", 0), "multiply": ("prod", 1), "maximum": ("max", -math.inf), "minimum": ("min", math.inf),
              "logaddexp": ("logsumexp", -math.inf)}
+_MIRRORED = {"gt": "lt", "ge": "le", "lt": "gt", "le": "ge"}   # b OP a is a MIRRORED[OP] b
+_NEGATED = {"gt": "le", "ge": "lt", "lt": "ge", "le": "gt"}
 
 
 def comm_reducer(combine: Callable[[Any, Any], Any], identity: Any, name: Optional[str] = None) -> Callable[..., Any]:
     """A commutative reducer from its combine function and identity (TVM's te.comm_reducer):
-    reducer(expr, axis=k) combines the identity with every value along the reduce axes. The
-    combine must be a + b, a * b, lt.maximum(a, b), lt.minimum(a, b) or lt.logaddexp(a, b) (a
-    log-sum-exp, computed stably from the maximum), recognized by calling it on stand-ins; pairs of
-    values -- an argmax carried as (value, index) -- not yet: use lt.argmax.
+    reducer(expr, axis=k) combines the identity with every value along the reduce axes, in order.
+    The combine is recognized by calling it on stand-ins; it must be
+
+    - of two values: a + b, a * b, lt.maximum(a, b), lt.minimum(a, b) or lt.logaddexp(a, b) (a
+      log-sum-exp, computed stably from the maximum);
+    - of two pairs, an arg-extremum carried as (key, payload) -- say (value, index) -- that keeps
+      one pair by comparing keys: (lt.where(c, a[0], b[0]), lt.where(c, a[1], b[1])) with c a
+      comparison of a[0] and b[0] (or the same with the key second). `>=` keeps the first of
+      equal keys, `>` the last. reducer((key, payload), axis=k) gives both (lt.compute returns
+      a tuple of two tensors then).
 
     >>> x = lt.asarray([[3.0, -1.0], [-2.0, -5.0]])
     >>> k = lt.reduce_axis(2)
     >>> relu_max = lt.comm_reducer(lambda a, b: lt.maximum(a, b), 0.0)
     >>> lt.compute((2,), lambda i: relu_max(x[i, k], axis=k)).tolist()
     [3.0, 0.0]
+    >>> argmax = lt.comm_reducer(lambda a, b: (lt.where(a[0] >= b[0], a[0], b[0]), lt.where(a[0] >= b[0], a[1], b[1])),
+    ...                          (-np.inf, -1))
+    >>> [t.tolist() for t in lt.compute((2,), lambda i: argmax((x[i, k], k), axis=k))]
+    [[3.0, -2.0], [0, 0]]
     """
     a, b = _Probe(), _Probe()
     try:
         made = combine(a, b)
-    except Exception:   # (anything else it does to its operands: not a combine recognized here)
+    except Exception:   # (anything else it does to its operands: perhaps a combine of pairs)
         made = None
-    if not isinstance(made, _Probe) or made.op not in _REDUCERS or set(map(id, made.args)) != {id(a), id(b)}:
-        raise ValueError("lt.comm_reducer: the combine must be a + b, a * b, lt.maximum(a, b), lt.minimum(a, b) or "
-                         "lt.logaddexp(a, b) of its two operands (pairs of values are not supported yet)")
-    method, natural = _REDUCERS[made.op]
+    if isinstance(made, _Probe) and made.op in _REDUCERS and set(map(id, made.args)) == {id(a), id(b)}:
+        return _value_reducer(combine, identity, made.op, name)
+    pair = _pair_kind(combine)
+    if pair is None:
+        raise ValueError("lt.comm_reducer: the combine must be a + b, a * b, lt.maximum(a, b), lt.minimum(a, b), "
+                         "lt.logaddexp(a, b) of its two operands, or keep one of two (key, payload) pairs by "
+                         "comparing keys (an argmax)")
+    return _pair_reducer(combine, identity, *pair, name)
+
+
+def _value_reducer(combine: Callable, identity: Any, op: str, name: Optional[str]) -> Callable[..., Any]:
+    method, natural = _REDUCERS[op]
 
     def reducer(expr: Any, axis: Any) -> Expression:
         if not isinstance(expr, Expression):
@@ -431,6 +460,75 @@ def comm_reducer(combine: Callable[[Any, Any], Any], identity: Any, name: Option
         return reduced if identity == natural else combine(reduced, identity)
     reducer.__name__ = name or f"{method}_from_{identity!r}"
     return reducer
+
+
+def _pair_kind(combine: Callable) -> Optional[tuple[int, str]]:
+    """(which element of a pair is the key, the comparison that keeps the first pair: 'ge' /
+    'gt' for a maximum, 'le' / 'lt' for a minimum) of a combine of pairs, or None."""
+    a, b = (_Probe(), _Probe()), (_Probe(), _Probe())
+    try:
+        made = combine(a, b)
+    except Exception:
+        return None
+    if not (isinstance(made, tuple) and len(made) == 2 and all(isinstance(m, _Probe) and m.op == "where" for m in made)):
+        return None
+    condition, other = made[0].args[0], made[1].args[0]
+    if not (isinstance(condition, _Probe) and isinstance(other, _Probe) and condition.op in _MIRRORED
+            and other.op == condition.op and all(u is v for u, v in zip(other.args, condition.args))):
+        return None   # (one comparison, written once or twice)
+    condition_args = condition.args
+    for key in (0, 1):
+        kept = made[key].args[1:]
+        if _same(condition_args, (a[key], b[key])):
+            op = condition.op
+        elif _same(condition_args, (b[key], a[key])):
+            op = _MIRRORED[condition.op]
+        else:
+            continue
+        if _same(kept, (b[key], a[key])):   # (where(c, b, a): a kept where c does not hold)
+            op = _NEGATED[op]
+        elif not _same(kept, (a[key], b[key])):
+            return None
+        payload = made[1 - key].args[1:]
+        first_kept = kept[0] is a[key]
+        if not _same(payload, (a[1 - key], b[1 - key]) if first_kept else (b[1 - key], a[1 - key])):
+            return None
+        return key, op
+    return None
+
+
+def _same(these: tuple, those: tuple) -> bool:
+    """The same objects, in order (stand-ins compare by identity: their == records an op)."""
+    return len(these) == len(those) and all(u is v for u, v in zip(these, those))
+
+
+def _pair_reducer(combine: Callable, identity: Any, key: int, op: str, name: Optional[str]) -> Callable[..., Any]:
+    def reducer(pair: Any, axis: Any) -> tuple[Expression, Expression]:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise TypeError("lt.comm_reducer: this reducer takes a pair (key, payload) of expressions")
+        (place,) = (_one_place("comm_reducer", axis),)
+        space = _space("reduce with a comm_reducer")
+        keys, payload = (_operand(v) for v in (pair[key], pair[1 - key]))
+        full = list(space.unit_shape())
+        full[place] = space.reduced[place - len(space.axes)].extent
+        keys, payload = keys.broadcast_to(_grown(keys.shape, full)), payload.broadcast_to(_grown(payload.shape, full))
+        last = op in ("gt", "lt")   # (ties keep the later pair: the arg-extremum of the reversed axis)
+        searched = keys.flip(place) if last else keys
+        found = searched.argmax(axis=place, keepdims=True) if op in ("ge", "gt") else \
+            searched.argmin(axis=place, keepdims=True)
+        if last:
+            found = (keys.shape[place] - 1) - found
+        reduced = [_wrap(take_along_axis(keys, found, axis=place)), _wrap(take_along_axis(payload, found, axis=place))]
+        if key == 1:   # (the pair as the user's: key second)
+            reduced.reverse()
+        return tuple(combine(tuple(identity), tuple(reduced)))   # (the identity first: it is met first)
+    reducer.__name__ = name or f"arg_{op}_reducer"
+    return reducer
+
+
+def _grown(shape: tuple[int, ...], full: list[int]) -> tuple[int, ...]:
+    """`shape` with its size-1 axes grown to `full`'s sizes where full has more."""
+    return tuple(max(n, f) if n == 1 else n for n, f in zip(shape, full))
 
 
 def _operand(value: Any) -> Any:
@@ -636,8 +734,11 @@ def _moves(shape: tuple[int, ...], exprs: list[Affine], space: _Space) -> list:
     return moves
 
 
-def _evaluated(value: Any, space: _Space) -> Tensor:
-    """fcompute's value as a tensor over `space`, every reduce axis reduced."""
+def _evaluated(value: Any, space: _Space) -> Any:
+    """fcompute's value as a tensor over `space`, every reduce axis reduced (a tuple of them for
+    a tuple of values: a reducer of pairs gives two)."""
+    if isinstance(value, tuple):
+        return tuple(_evaluated(v, space) for v in value)
     if isinstance(value, Affine):
         value = value.value()
     if isinstance(value, Expression):
@@ -682,6 +783,13 @@ def compute(shape: Union[int, Sequence[int]], fcompute: Callable[..., Any], name
                 raise ValueError(f"lt.compute: at most {MAX_REDUCE_AXES} reduce axes in one compute") from None
         finally:
             _local.space = outer
+    if isinstance(result, tuple):
+        return tuple(_output(r, shape) for r in result)
+    return _output(result, shape)
+
+
+def _output(result: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A value over the iteration space (every reduce axis reduced) as the compute's result."""
     moves = [(Op.RESHAPE, result.shape[:len(shape)])]   # (made on the nodes: a tensor of its own, no view)
     if result.shape[:len(shape)] != shape:   # (an output axis the formula does not use)
         moves.append((Op.EXPAND, shape))

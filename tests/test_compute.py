@@ -183,6 +183,36 @@ def test_argmax_and_comm_reducers():
                                np.logaddexp(X, 1.0), rtol=1e-6)
 
 
+def test_comm_reducers_of_pairs_carry_an_arg_extremum():
+    """TVM's argmax: (value, index) pairs, one kept by comparing values; >= keeps the first of
+    equal values, > the last; the key first or second; the identity met first."""
+    rng = np.random.default_rng(12)
+    X = rng.integers(0, 4, (6, 9)).astype(np.float32)   # (many ties)
+    x = lt.asarray(X)
+    k = lt.reduce_axis(9)
+
+    def pick(op, key_first=True):
+        compare = {">=": lambda u, v: u >= v, ">": lambda u, v: u > v, "<=": lambda u, v: u <= v}[op]
+        if key_first:
+            return lambda a, b: (lt.where(compare(a[0], b[0]), a[0], b[0]), lt.where(compare(a[0], b[0]), a[1], b[1]))
+        return lambda a, b: (lt.where(compare(a[1], b[1]), a[0], b[0]), lt.where(compare(a[1], b[1]), a[1], b[1]))
+    first = lt.comm_reducer(pick(">="), (-np.inf, -1))
+    values, where_ = lt.compute((6,), lambda i: first((x[i, k], k), axis=k))
+    np.testing.assert_array_equal(values.numpy(), X.max(1))
+    np.testing.assert_array_equal(where_.numpy(), X.argmax(1))
+    last = lt.comm_reducer(pick(">", key_first=False), (-1, -np.inf))
+    where_, values = lt.compute((6,), lambda i: last((k, x[i, k]), axis=k))
+    np.testing.assert_array_equal(where_.numpy(), 8 - X[:, ::-1].argmax(1))
+    smallest = lt.comm_reducer(pick("<="), (np.inf, -1))
+    np.testing.assert_array_equal(lt.compute((6,), lambda i: smallest((x[i, k], k), axis=k))[1].numpy(), X.argmin(1))
+    floor = lt.comm_reducer(pick(">="), (2.5, -1))   # (an identity above some rows' maximum wins there)
+    values, where_ = lt.compute((6,), lambda i: floor((x[i, k], k), axis=k))
+    np.testing.assert_array_equal(values.numpy(), np.maximum(X.max(1), 2.5))
+    np.testing.assert_array_equal(where_.numpy(), np.where(X.max(1) >= 2.5, X.argmax(1), -1))
+    with pytest.raises(ValueError, match="comparing keys"):
+        lt.comm_reducer(lambda a, b: (lt.where(a[0] >= b[0], a[0], b[0]), lt.where(a[0] >= b[0], b[1], a[1])), (0, 0))
+
+
 def _bilinear(x: lt.Tensor, out_h: int, out_w: int) -> lt.Tensor:
     """PyTorch's bilinear resize (align_corners=False) of (N, C, H, W), computed coordinates
     clipped into range, each output from its four neighbours."""
