@@ -106,7 +106,6 @@ class Optimizer:
             self._scalars[key] = scalar  # be state it cannot replay; the settings' guard covers it)
         return scalar
 
-
     def _once(self, key: tuple, make: Callable[[], Any]) -> Any:
         """`make()`, made once per step for each `key`: the parameters of a group share their
         step count's tensor while they step together (one node: `key` holds it), and with it
