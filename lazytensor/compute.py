@@ -556,6 +556,7 @@ def _binary(function: Callable[[Any, Any], Tensor], a: Any, b: Any) -> Expressio
 
 
 # the op families call these through the objects (they are below this module: no import)
+Affine._lt_value = Affine.value   # (lt.clip(i - 1, 0, n - 1), lt.exp(i * 0.1): an index's values)
 Affine._lt_index_into = Expression._lt_index_into = staticmethod(lambda x, key: index(x, key))
 Affine._lt_where = Expression._lt_where = staticmethod(lambda c, x, y: _where(c, x, y))
 Affine._lt_binary = Expression._lt_binary = staticmethod(lambda f, a, b: _binary(f, a, b))

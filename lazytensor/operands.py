@@ -58,6 +58,9 @@ def as_tensor(x: Any, like: Any = None) -> Tensor:
     operand, when that is a Tensor) or the default device."""
     if isinstance(x, Tensor):
         return x
+    value = getattr(x, "_lt_value", None)
+    if value is not None:   # (an index expression of lt.compute: its values over the iteration space)
+        return value()
     return asarray(x, device=like.device if isinstance(like, Tensor) else None)
 
 

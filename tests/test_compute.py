@@ -246,6 +246,20 @@ def test_bilinear_resize_and_nearest_upsampling(device, out):
     np.testing.assert_array_equal(nearest.numpy(), X.repeat(2, axis=2).repeat(2, axis=3))
 
 
+def test_clamped_indices_and_index_values_in_math(device):
+    """x[lt.clip(i - 1, 0, n - 1)]: an edge-replicating stencil (the clip proves the gather in
+    range); an index in float math; a conditional index is bounded by both its branches (clip it)."""
+    X = np.random.default_rng(13).standard_normal(10).astype(np.float32)
+    x = lt.asarray(X, device=device)
+    edge = lt.compute((10,), lambda i: x[lt.clip(i - 1, 0, 9)] + x[i] + x[lt.clip(i + 1, 0, 9)])
+    n = np.arange(10)
+    np.testing.assert_allclose(edge.numpy(), X[np.clip(n - 1, 0, 9)] + X + X[np.clip(n + 1, 0, 9)], rtol=1e-6)
+    np.testing.assert_allclose(lt.compute((4,), lambda i: lt.exp(i * 0.5) + x[i]).numpy(),
+                               np.exp(np.arange(4) * 0.5) + X[:4], rtol=1e-6)
+    with pytest.raises(IndexError, match=r"\[-1, 8\].*clip it"):
+        lt.compute((10,), lambda i: x[lt.where(i > 0, i - 1, 0)])
+
+
 def test_the_gradient_of_a_gather():
     rng = np.random.default_rng(11)
     check_gradient(lambda x: _bilinear(x, 5, 7), rng.standard_normal((1, 2, 3, 4)))
