@@ -622,6 +622,7 @@ def _gathered(x: Tensor, key: tuple, space: _Space) -> Expression:
 
 
 _EXACT = {Op.RESHAPE, Op.EXPAND, Op.PERMUTE, Op.SHRINK, Op.FLIP, Op.DETACH}
+_ROUNDING = {Op.FLOOR: math.floor, Op.CEIL: math.ceil, Op.TRUNC: math.trunc, Op.ROUND: round}   # (round: to even)
 
 
 def _value_range(node: Node, known: dict) -> tuple[float, float]:
@@ -638,12 +639,15 @@ def _value_range(node: Node, known: dict) -> tuple[float, float]:
             value = spans[0]
             if n.op is Op.CAST and n.dtype.is_integer:   # (a float cast to an integer truncates)
                 value = (math.trunc(value[0]), math.trunc(value[1])) if all(map(math.isfinite, value)) else value
-        elif n.op in (Op.FLOOR, Op.CEIL, Op.ROUND, Op.TRUNC):
+        elif n.op in _ROUNDING:   # (each monotonic: the bounds' own roundings)
             value = spans[0]
             if all(map(math.isfinite, value)):
-                value = (math.floor(value[0]), math.ceil(value[1]))
+                value = tuple(map(_ROUNDING[n.op], value))
         elif n.op in (Op.ADD, Op.SUB, Op.MUL, Op.DIV) and len(spans) == 2:
             value = _arithmetic(n.op, *spans)
+            if n.dtype.is_float:   # (rounded: a few ulps wider, away from zero; 0 stays exact)
+                value = tuple(v * (1 + math.copysign(_ULPS, v) * (1 if i else -1)) if math.isfinite(v) else v
+                              for i, v in enumerate(value))
         elif n.op is Op.NEG:
             value = (-spans[0][1], -spans[0][0])
         elif n.op in (Op.MAX, Op.MIN):
@@ -654,13 +658,26 @@ def _value_range(node: Node, known: dict) -> tuple[float, float]:
             value = (math.floor(spans[0][0] / c) if math.isfinite(spans[0][0]) else -math.inf,
                      math.floor(spans[0][1] / c) if math.isfinite(spans[0][1]) else math.inf)
         elif n.op in (Op.MOD, Op.IMOD) and spans[1][0] == spans[1][1] and spans[1][0] > 0:
-            value = (0, spans[1][0] - 1)
+            value = (0, spans[1][0] - 1) if n.dtype.is_integer else (0, spans[1][0])
         elif n.op is Op.WHERE:
             value = (min(spans[1][0], spans[2][0]), max(spans[1][1], spans[2][1]))
         else:
             value = (-math.inf, math.inf)
+        if n.dtype.is_integer and not n.dtype.is_bool and (value[0] < _least(n.dtype) or value[1] > _most(n.dtype)):
+            value = (-math.inf, math.inf)   # (it would wrap around)
         ranges[n] = value
     return ranges[node]
+
+
+_ULPS = 2.0 ** -10   # (a relative widening above float16's rounding, and far above float32's)
+
+
+def _least(dtype) -> int:
+    return -(1 << (8 * dtype.itemsize - 1)) if not dtype.is_unsigned else 0
+
+
+def _most(dtype) -> int:
+    return (1 << (8 * dtype.itemsize - (0 if dtype.is_unsigned else 1))) - 1
 
 
 def _arithmetic(op: Op, a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:

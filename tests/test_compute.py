@@ -258,6 +258,13 @@ def test_clamped_indices_and_index_values_in_math(device):
                                np.exp(np.arange(4) * 0.5) + X[:4], rtol=1e-6)
     with pytest.raises(IndexError, match=r"\[-1, 8\].*clip it"):
         lt.compute((10,), lambda i: x[lt.where(i > 0, i - 1, 0)])
+    # a float coordinate floored: its bounds rounded like the value (i * 0.5 <= 4.5 floors to 4)
+    np.testing.assert_array_equal(lt.compute((10,), lambda i: x[lt.floor(i * 0.5).astype(lt.int64)]).numpy(),
+                                  X[np.arange(10) // 2])
+    # an index that wraps around in a narrow integer type has no bound: refused, not read wrapped
+    wide = lt.asarray(np.arange(300.0, dtype=np.float32), device=device)
+    with pytest.raises(IndexError, match=r"\[-inf, inf\]"):
+        lt.compute((200,), lambda i: wide[i.value().astype(lt.int8).astype(lt.int64)])
 
 
 def test_the_gradient_of_a_gather():
