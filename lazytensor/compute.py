@@ -326,39 +326,55 @@ class Expression(Tensor):
         """The sum over reduce axes, accumulated in the dtype (or in `dtype`, cast to first), as a
         matrix product accumulates: float16 in float32; integers and bool as numpy sums them."""
         places = _reduced_places("sum", axis)
-        x = self.tensor if dtype is None else self.tensor.astype(dtype)
+        x = _spread(self.tensor if dtype is None else self.tensor.astype(dtype), places)
         if not (x.dtype.is_float or x.dtype.is_complex):
             return _wrap(x.sum(axis=places, keepdims=True))
         accumulate = float32 if x.dtype in HALF_FLOATS else x.dtype
         return _wrap(Tensor(cast(make(Op.SUM, cast(x.node, accumulate), arg=places), x.dtype), x.device))
 
     def prod(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
-        return _wrap(self.tensor.prod(axis=_reduced_places("prod", axis), keepdims=True))
+        places = _reduced_places("prod", axis)
+        return _wrap(_spread(self.tensor, places).prod(axis=places, keepdims=True))
 
     def max(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
-        return _wrap(self.tensor.max(axis=_reduced_places("max", axis), keepdims=True))
+        places = _reduced_places("max", axis)
+        return _wrap(_spread(self.tensor, places).max(axis=places, keepdims=True))
 
     def min(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
-        return _wrap(self.tensor.min(axis=_reduced_places("min", axis), keepdims=True))
+        places = _reduced_places("min", axis)
+        return _wrap(_spread(self.tensor, places).min(axis=places, keepdims=True))
 
     def logsumexp(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
         """log(sum(exp(x))) over reduce axes, from the maximum (no overflow; -inf where every
         value is -inf)."""
         places = _reduced_places("logsumexp", axis)
-        x = self.tensor
+        x = _spread(self.tensor, places)
         top = x.max(axis=places, keepdims=True)
         shift = where(abs(top) < math.inf, top, 0.0)   # (an all -inf or inf row: no nan from inf - inf)
         return _wrap((x - shift).exp().sum(axis=places, keepdims=True).log() + shift)
 
     def argmax(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
         """The place along one reduce axis of the greatest value (the first of equal ones)."""
-        return _wrap(self.tensor.argmax(axis=_one_place("argmax", axis), keepdims=True))
+        place = _one_place("argmax", axis)
+        return _wrap(_spread(self.tensor, (place,)).argmax(axis=place, keepdims=True))
 
     def argmin(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
-        return _wrap(self.tensor.argmin(axis=_one_place("argmin", axis), keepdims=True))
+        place = _one_place("argmin", axis)
+        return _wrap(_spread(self.tensor, (place,)).argmin(axis=place, keepdims=True))
 
 
 _OWN_METHODS = frozenset({"sum", "prod", "max", "min", "logsumexp", "argmax", "argmin", "tensor"})
+
+
+def _spread(t: Tensor, places: tuple[int, ...]) -> Tensor:
+    """`t` broadcast along the reduce axes at `places` to their extents: a value that does not
+    vary along a reduce axis still counts once per step of it (a sum over k of x[i] is
+    extent(k) * x[i], as TVM's)."""
+    space = _space("reduce")
+    shape = list(t.shape)
+    for p in places:
+        shape[p] = space.reduced[p - len(space.axes)].extent
+    return t if tuple(shape) == t.shape else t.broadcast_to(tuple(shape))
 
 
 def _wrap(t: Tensor) -> Expression:

@@ -246,6 +246,9 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     """Axes as sorted non-negative ints; AxisError (a ValueError and IndexError) when out of range."""
     if axis is None:
         return tuple(range(ndim))
+    if getattr(axis, "_lt_index_into", None) is not None:   # (an lt.reduce_axis, on a plain tensor)
+        raise TypeError(f"axis={axis!r} reduces a tensor expression of lt.compute (a tensor indexed by the "
+                        "compute's variables), not a value that depends on none of them")
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     result = []
     for a in axes:

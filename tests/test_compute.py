@@ -81,6 +81,17 @@ def test_max_min_and_integer_sums():
     assert total.dtype == lt.int64
 
 
+def test_a_reduction_over_an_axis_the_value_does_not_use_counts_each_step():
+    """sum over k of x[i] is extent(k) * x[i] (TVM's meaning), not x[i]: a value broadcast along
+    a reduce axis is spread to its extent before reducing."""
+    X = np.array([1.0, -2.0, 3.0], np.float32)
+    x = lt.asarray(X)
+    k = lt.reduce_axis(4)
+    np.testing.assert_array_equal(lt.compute((3,), lambda i: lt.sum(x[i] * 2, axis=k)).numpy(), X * 8)
+    np.testing.assert_array_equal(lt.compute((3,), lambda i: lt.prod(x[i], axis=k)).numpy(), X ** 4)
+    np.testing.assert_array_equal(lt.compute((3,), lambda i: lt.max(x[i], axis=k)).numpy(), X)
+
+
 def test_a_float16_sum_accumulates_in_float32():
     A = np.full((1, 3000), 1.0, np.float16)
     r = lt.reduce_axis(3000)
@@ -292,6 +303,8 @@ def test_errors_at_the_call_that_caused_them():
         lt.compute((4,), lambda i: x[data[i, 0], 0])
     with pytest.raises(ValueError, match="combine must be"):
         lt.comm_reducer(lambda a, b: a - b, 0)
+    with pytest.raises(TypeError, match="depends on none of them"):
+        lt.compute((4,), lambda i: lt.sum(x[0, 0] * 2, axis=r))
     with pytest.raises(TypeError, match="variable times a variable"):
         lt.compute((2, 2), lambda i, j: x[i * j, 0])
     with pytest.raises(ValueError, match="diagonal"):
@@ -410,3 +423,88 @@ def test_a_primitive_the_lowering_refuses_is_refused_by_name():
         lt.schedule(y)
     with pytest.raises(TypeError, match="takes a tensor"):
         lt.schedule(np.ones(3))
+
+
+# ---- random formulas against numpy ------------------------------------------------------------------
+
+def _random_index(rng, size, variables, extents):
+    """(a callable of the variables giving the index, a numpy function of the index grids), for
+    an axis of `size`: a constant, a*v + c, a*v + b*w + c or v // 2 + c, always in range; or
+    None where the variables left cannot stay in range."""
+    forms = ["const"] + (["one", "floordiv"] if variables else []) + (["two"] if len(variables) >= 2 else [])
+    form = forms[rng.integers(len(forms))]
+    if form == "const":
+        c = int(rng.integers(size))
+        return (lambda vs: c), (lambda grids: np.full_like(next(iter(grids.values())), c)), []
+    if form == "two":
+        (v, w), (a, b) = rng.choice(variables, 2, replace=False), rng.integers(1, 3, 2)
+        terms = [(v, int(a)), (w, int(b))]
+    elif form == "one":
+        v = rng.choice(variables)
+        terms = [(v, int(rng.choice([-2, -1, 1, 2])))]
+    else:
+        v = rng.choice(variables)
+        low, high = 0, (extents[v] - 1) // 2
+        if high >= size:
+            return None
+        c = int(rng.integers(0, size - high))
+        return (lambda vs, v=v, c=c: vs[v] // 2 + c), (lambda grids, v=v, c=c: grids[v] // 2 + c), [v]
+    low = sum(min(0, a * (extents[v] - 1)) for v, a in terms)
+    high = sum(max(0, a * (extents[v] - 1)) for v, a in terms)
+    if high - low >= size:
+        return None
+    c = int(rng.integers(-low, size - high))
+
+    def index(vs, terms=terms, c=c):
+        total = c
+        for v, a in terms:
+            total = total + a * vs[v]
+        return total
+    return index, (lambda grids, terms=terms, c=c: c + sum(a * grids[v] for v, a in terms)), [v for v, _ in terms]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_formulas_match_numpy(seed):
+    """Random index formulas (constants, steps, reversals, windows, floor divisions), an optional
+    elementwise op and an optional reduction (sum, prod, max or min; over an axis the formula may
+    not even use), evaluated by numpy on the index grids."""
+    rng = np.random.default_rng(1000 + seed)
+    shape = tuple(int(n) for n in rng.integers(1, 8, rng.integers(1, 4)))
+    A = rng.standard_normal(shape).astype(np.float32)
+    out_shape = tuple(int(n) for n in rng.integers(1, 5, rng.integers(1, 3)))
+    reducer = rng.choice(["none", "sum", "prod", "max", "min"])
+    extents = {f"i{d}": n for d, n in enumerate(out_shape)}
+    if reducer != "none":
+        extents["k"] = int(rng.integers(1, 4))
+    free = list(extents)
+    indices, used = [], set()
+    for size in shape:
+        made = _random_index(rng, size, [v for v in free if v not in used], extents)
+        if made is None:
+            made = (lambda vs, c=0: c), (lambda grids, c=0: np.zeros_like(next(iter(grids.values()))) + c), []
+        indices.append(made[:2])
+        used.update(made[2])
+    if not used:   # (a value of no variable is a plain tensor: lt.sum(axis=k) refuses it, tested apart)
+        reducer, extents = "none", {v: n for v, n in extents.items() if v != "k"}
+    op = rng.choice(["none", "exp", "square", "affine"])
+    apply_lt = {"none": lambda e: e, "exp": lambda e: lt.exp(e * 0.5), "square": lambda e: e * e,
+                "affine": lambda e: e * 3 - 1}[op]
+    apply_np = {"none": lambda e: e, "exp": lambda e: np.exp(e * 0.5), "square": lambda e: e * e,
+                "affine": lambda e: e * 3 - 1}[op]
+    a = lt.asarray(A)
+    k = lt.reduce_axis(extents["k"]) if "k" in extents else None
+
+    def formula(*axes):
+        vs = {f"i{d}": v for d, v in enumerate(axes)}
+        if k is not None:
+            vs["k"] = k
+        value = apply_lt(a[tuple(index(vs) for index, _ in indices)])
+        return value if k is None else getattr(lt, reducer)(value, axis=k)
+    got = lt.compute(out_shape, formula).numpy()
+    names = list(extents)
+    grids = dict(zip(names, np.meshgrid(*[np.arange(extents[v]) for v in names], indexing="ij")))
+    want = apply_np(A[tuple(np_index(grids) for _, np_index in indices)])
+    if k is not None:
+        want = getattr(np, reducer)(want, axis=-1)
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=2e-5, atol=2e-5,
+                               err_msg=f"shape {shape}, out {out_shape}, {reducer}, {op}")
