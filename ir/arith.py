@@ -67,4 +67,11 @@ def sum_of_products(left: Node, right: Node, axes: tuple[int, ...], dtype: DType
     as numpy does. (matmul, and conv2d's windows times weights.)"""
     accumulate = float32 if dtype in HALF_FLOATS else dtype
     product = make(Op.AND if dtype.is_bool else Op.MUL, cast(left, accumulate), cast(right, accumulate))
-    return cast(make(Op.SUM, product, arg=axes), dtype)
+    return sum_in_dtype(product, axes, dtype)
+
+
+def sum_in_dtype(terms: Node, axes: tuple[int, ...], dtype: DType) -> Node:
+    """The sum over `axes` of `terms` in `dtype`, as a matrix product accumulates (float16 in
+    float32, rounded once); sum_of_products' sum, and lt.compute's lt.sum."""
+    accumulate = float32 if dtype in HALF_FLOATS else dtype
+    return cast(make(Op.SUM, cast(terms, accumulate), arg=axes), dtype)

@@ -43,11 +43,10 @@ from typing import Any, Callable, Optional, Sequence, Union
 from .creation import arange, full
 from .devices import default_device
 from .indexing import take, take_along_axis
-from .ir.arith import cast
+from .ir.arith import sum_in_dtype
 from .ir.graph import Node, toposort
-from .ir.dtypes import HALF_FLOATS, float32, int64
+from .ir.dtypes import int64
 from .ir.ops import Op
-from .ir.rules import make
 from .movement import windows_last_axis
 from .operands import where
 from .tensor import Tensor
@@ -329,8 +328,7 @@ class Expression(Tensor):
         x = _spread(self.tensor if dtype is None else self.tensor.astype(dtype), places)
         if not (x.dtype.is_float or x.dtype.is_complex):
             return _wrap(x.sum(axis=places, keepdims=True))
-        accumulate = float32 if x.dtype in HALF_FLOATS else x.dtype
-        return _wrap(Tensor(cast(make(Op.SUM, cast(x.node, accumulate), arg=places), x.dtype), x.device))
+        return Expression(sum_in_dtype(x.node, places, x.dtype), x.device)
 
     def prod(self, axis: Any = None, keepdims: bool = False, **ignored: Any) -> "Expression":
         places = _reduced_places("prod", axis)
@@ -490,7 +488,7 @@ def _pair_kind(combine: Callable) -> Optional[tuple[int, str]]:
         return None
     condition, other = made[0].args[0], made[1].args[0]
     if not (isinstance(condition, _Probe) and isinstance(other, _Probe) and condition.op in _MIRRORED
-            and other.op == condition.op and all(u is v for u, v in zip(other.args, condition.args))):
+            and other.op == condition.op and _same(other.args, condition.args)):
         return None   # (one comparison, written once or twice)
     condition_args = condition.args
     for key in (0, 1):
@@ -522,12 +520,8 @@ def _pair_reducer(combine: Callable, identity: Any, key: int, op: str, name: Opt
     def reducer(pair: Any, axis: Any) -> tuple[Expression, Expression]:
         if not (isinstance(pair, tuple) and len(pair) == 2):
             raise TypeError("lt.comm_reducer: this reducer takes a pair (key, payload) of expressions")
-        (place,) = (_one_place("comm_reducer", axis),)
-        space = _space("reduce with a comm_reducer")
-        keys, payload = (_operand(v) for v in (pair[key], pair[1 - key]))
-        full = list(space.unit_shape())
-        full[place] = space.reduced[place - len(space.axes)].extent
-        keys, payload = keys.broadcast_to(_grown(keys.shape, full)), payload.broadcast_to(_grown(payload.shape, full))
+        place = _one_place("comm_reducer", axis)
+        keys, payload = (_spread(_operand(v), (place,)) for v in (pair[key], pair[1 - key]))
         last = op in ("gt", "lt")   # (ties keep the later pair: the arg-extremum of the reversed axis)
         searched = keys.flip(place) if last else keys
         found = searched.argmax(axis=place, keepdims=True) if op in ("ge", "gt") else \
@@ -540,11 +534,6 @@ def _pair_reducer(combine: Callable, identity: Any, key: int, op: str, name: Opt
         return tuple(combine(tuple(identity), tuple(reduced)))   # (the identity first: it is met first)
     reducer.__name__ = name or f"arg_{op}_reducer"
     return reducer
-
-
-def _grown(shape: tuple[int, ...], full: list[int]) -> tuple[int, ...]:
-    """`shape` with its size-1 axes grown to `full`'s sizes where full has more."""
-    return tuple(max(n, f) if n == 1 else n for n, f in zip(shape, full))
 
 
 def _operand(value: Any) -> Any:
