@@ -49,6 +49,13 @@ class Runtime:
         # one compile at a time per device: threads that need the same kernel compile it once
         self.compiling = threading.RLock()
 
+    def forget_choices(self) -> None:
+        """Drop the kernels chosen per kernel expression and the realize plans, so that every
+        graph is planned and every kernel scheduled again (a schedule written, tuning switched):
+        their programs stay loaded and cached, a kernel compiled the same way is found there."""
+        self.by_expression.clear()
+        self.plans.clear()
+
     def compile(self, kernel: Kernel, prefix: str) -> CompiledKernel:
         """The loaded program for `kernel` (named by its content, so equal kernels share it)."""
         text, name = self._named(kernel, prefix)

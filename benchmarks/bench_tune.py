@@ -33,7 +33,7 @@ import lazytensor as lt  # noqa: E402
 from lazytensor import tuned  # noqa: E402
 from lazytensor.devices import loaded_runtimes  # noqa: E402
 
-from bench_core import Workload, _ms, _ratio, compare, start, workloads  # noqa: E402
+from bench_core import Workload, _ms, _ratio, compare, start, workloads, write_lines  # noqa: E402
 
 SECOND_PROCESS = """
 import numpy as np, lazytensor as lt
@@ -52,8 +52,7 @@ def use_tuned(on: bool) -> None:
     if tuned.ENABLED != on:
         tuned.ENABLED = on
         for rt in loaded_runtimes():
-            rt.plans.clear()
-            rt.by_expression.clear()
+            rt.forget_choices()
 
 
 def opencl_workloads(rng: np.random.Generator):
@@ -113,9 +112,7 @@ def main() -> None:
         print(lines[-1])
     lines += ["", "(median of 3 turns, each after a pause and a warm-up; \"vs\" ratios above 1 mean the tuned "
               "kernels are faster)"]
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "bench_tune.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_lines(args.out, "bench_tune.md", lines)
 
 
 if __name__ == "__main__":

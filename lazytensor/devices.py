@@ -121,8 +121,7 @@ def cache_clear() -> None:
     for rt in _RUNTIMES.values():
         rt.cache.clear()
         rt.loaded.clear()
-        rt.by_expression.clear()
-        rt.plans.clear()
+        rt.forget_choices()
     if not _RUNTIMES:   # (no device used yet: the disk cache alone)
         KernelCache(STATS).clear()
 

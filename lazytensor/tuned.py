@@ -281,8 +281,7 @@ def write(expr: Node, rt: Runtime, schedule: Optional[Schedule]) -> None:
             _written[key] = schedule
             while len(_written) > WRITTEN_MOST:
                 _written.popitem(last=False)
-    rt.plans.clear()
-    rt.by_expression.clear()
+    rt.forget_choices()
 
 
 def remember(expr: Node, rt: Runtime, schedule: Schedule, seconds: float, heuristic_seconds: float,
