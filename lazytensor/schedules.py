@@ -48,10 +48,12 @@ class KernelSchedule:
         self._kernel = kernels[-1]   # (the last to run: the one that computes t)
         expr = self._kernel.expr
         self.axes = [output_axis(d) for d in range(len(expr.shape))]
-        self.reduce_axes = [reduce_axis(k, a) for k, r in enumerate(reductions(expr)) for a in sorted(r.arg)]
-        self._extents = {name: n for name, n in zip(self.axes, expr.shape)}
+        self._extents = dict(zip(self.axes, expr.shape))
+        self.reduce_axes = []
         for k, r in enumerate(reductions(expr)):
-            self._extents.update({reduce_axis(k, a): r.src[0].shape[a] for a in r.arg})
+            for a in sorted(r.arg):
+                self.reduce_axes.append(reduce_axis(k, a))
+                self._extents[reduce_axis(k, a)] = r.src[0].shape[a]
         self.primitives: tuple[Primitive, ...] = tuned.written(expr, self._rt) or ()
         # a vector register's worth of the kernel's values (the vectorize default)
         self.lanes = max(1, self._rt.device.target.simd_bytes // expr.dtype.itemsize)
