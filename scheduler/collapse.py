@@ -45,9 +45,8 @@ def collapse_axes(expr: Node) -> Node:
             if len(kinds) > 1:
                 return False
         for v in views:
-            top = v.views[-1].reshape(_grouped(v.shape, [group], group[0]))
-            if top is None or (_concrete(v) and v.affine is not None and
-                               ViewStack(v.views[:-1] + (top,)).affine is None):
+            merged = _with_top(v, _grouped(v.shape, [group], group[0]))
+            if merged is None or (_concrete(v) and v.affine is not None and merged.affine is None):
                 return False   # (a view that is affine stays so)
         return True
 
@@ -77,9 +76,9 @@ def _regroup(expr: Node, groups: Groups, neutral) -> Node:
         src = tuple(memo[s] for s in node.src)
         arg = node.arg
         if node.op is Op.LOAD:
-            arg = (arg[0], _reshape_top(arg[1], groups))
+            arg = (arg[0], _reshaped(arg[1], _grouped(arg[1].shape, groups)))
         elif node.op is Op.VALID:
-            arg = _reshape_top(arg, groups)
+            arg = _reshaped(arg, _grouped(arg.shape, groups))
         elif node.op in REDUCTION:
             arg = tuple(g for g, group in enumerate(groups)
                         if any(a in node.arg for a in group if not neutral(a)))
@@ -87,10 +86,17 @@ def _regroup(expr: Node, groups: Groups, neutral) -> Node:
     return memo[expr]
 
 
-def _reshape_top(view: ViewStack, groups: Groups) -> ViewStack:
-    top = view.views[-1].reshape(_grouped(view.shape, groups))
-    assert top is not None, "collapse_axes checked that every view merges"
-    return ViewStack(view.views[:-1] + (top,))
+def _with_top(stack: ViewStack, shape: tuple[int, ...]) -> ViewStack | None:
+    """`stack` with its top view reshaped to `shape` (axes merged or split, no new view), or
+    None where the top view cannot be."""
+    top = stack.views[-1].reshape(shape)
+    return None if top is None else ViewStack(stack.views[:-1] + (top,))
+
+
+def _reshaped(stack: ViewStack, shape: tuple[int, ...]) -> ViewStack:
+    reshaped = _with_top(stack, shape)
+    assert reshaped is not None, "collapse_axes and split_axes checked that every view reshapes"
+    return reshaped
 
 
 def split_axes(expr: Node) -> Node:
@@ -116,13 +122,13 @@ def split_axes(expr: Node) -> Node:
             finer = _refinement(splits, top, stack.views[-2].shape, fixed)
             if finer is None or finer == splits:
                 continue
-            split = top.reshape(_flat(finer))
-            if split is not None and ViewStack(stack.views[:-1] + (split,)).affine is not None:
+            split = _with_top(stack, _flat(finer))
+            if split is not None and split.affine is not None:
                 splits = finer
     if all(len(parts) == 1 for parts in splits):
         return expr
     shape = _flat(splits)
-    if any(stack.views[-1].reshape(shape) is None for stack in stacks):
+    if any(_with_top(stack, shape) is None for stack in stacks):
         return expr
     return _resplit(nodes, expr, splits)
 
@@ -182,22 +188,19 @@ def _resplit(nodes: list[Node], expr: Node, splits: list[tuple[int, ...]]) -> No
         src = tuple(memo[s] for s in node.src)
         arg = node.arg
         if node.op is Op.LOAD:
-            arg = (arg[0], _reshape_stack(arg[1], finer(arg[1].shape)))
+            arg = (arg[0], _one_view(_reshaped(arg[1], finer(arg[1].shape))))
         elif node.op is Op.VALID:
-            arg = _reshape_stack(arg, finer(arg.shape))
+            arg = _one_view(_reshaped(arg, finer(arg.shape)))
         elif node.op in REDUCTION:
             arg = tuple(first[a] for a in node.arg)
         memo[node] = Node(node.op, node.dtype, finer(node.shape), src, arg)
     return memo[expr]
 
 
-def _reshape_stack(stack: ViewStack, shape: tuple[int, ...]) -> ViewStack:
-    """`stack` over `shape` (finer axes); one view where the stack is one affine map with no
-    bounds checks, so that merging axes later sees the strides it must keep apart."""
-    top = stack.views[-1].reshape(shape)
-    assert top is not None, "split_axes checked that every view splits"
-    split = ViewStack(stack.views[:-1] + (top,))
-    if len(split.views) > 1 and split.affine is not None and not split.affine[2]:
-        strides, offset, _ = split.affine
-        return ViewStack((View(shape, strides, offset),))
-    return split
+def _one_view(stack: ViewStack) -> ViewStack:
+    """`stack` as one view where it is one affine map with no bounds checks (after split_axes),
+    so that merging axes later sees the strides it must keep apart."""
+    if len(stack.views) > 1 and stack.affine is not None and not stack.affine[2]:
+        strides, offset, _ = stack.affine
+        return ViewStack((View(stack.shape, strides, offset),))
+    return stack
