@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 
 import lazytensor as lt  # noqa: E402
 
-from bench_core import _ms, _ratio, compare, start  # noqa: E402
+from bench_core import _ms, _ratio, compare, start, write_lines  # noqa: E402
 from tensor_expressions import (blur_clamped, conv2d, matmul, numpy_blur_clamped, schedule_by_hand,  # noqa: E402
                                 softmax)
 
@@ -81,9 +81,7 @@ def main() -> None:
             hand.reset()
     lines += ["", "(median of 3 turns, each after a pause and a warm-up; \"vs\" ratios above 1 mean the formula is "
               "faster; jit: the kernels replayed by lt.jit, no graph built)"]
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "bench_compute.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_lines(args.out, "bench_compute.md", lines)
 
 
 if __name__ == "__main__":

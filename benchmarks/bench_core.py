@@ -228,9 +228,7 @@ def main() -> None:
     lines += ["", "(median of 3 turns, each after a pause and a warm-up; \"vs\" ratios above 1 mean lazytensor "
               "is faster)"]
     print("\n" + lines[-1])
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "bench_core.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_lines(args.out, "bench_core.md", lines)
     _chart(rows, os.path.join(args.out, "bench_core.png"))
 
 
@@ -262,6 +260,13 @@ def _chart(rows: list[tuple], path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"chart: {path}")
+
+
+def write_lines(folder: str, name: str, lines: list[str]) -> None:
+    """A benchmark's table (its lines) as `folder`/`name`, the folder made where missing."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def _ms(seconds: Optional[float]) -> str:

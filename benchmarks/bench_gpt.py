@@ -65,7 +65,7 @@ import lazytensor.nn.functional as F  # noqa: E402
 from lazytensor.devices import loaded_runtimes  # noqa: E402
 from lazytensor.jit import MAX_CAPTURES  # noqa: E402
 
-from bench_core import _ms, _ratio, compare, start  # noqa: E402
+from bench_core import _ms, _ratio, compare, start, write_lines  # noqa: E402
 from gpt_model import (GPT, Config, Corpus, fixed_window, generate, growing_context, load_text,  # noqa: E402
                        training_step)
 
@@ -405,9 +405,7 @@ def main() -> None:
         lines += bench_kernels(args.repeat)
     lines.append("(\"x torch\": the time over torch's, below 1 is faster than torch; \"x twin\": over the contiguous "
                  "twin's)")
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "bench_gpt.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_lines(args.out, "bench_gpt.md", lines)
 
 
 if __name__ == "__main__":

@@ -192,9 +192,8 @@ def kernel_lines(r: dict) -> list[str]:
 def write(args: argparse.Namespace, lines: list[str], rows: list[dict]) -> None:
     notes = ["", f"(median of {args.rounds} turns each, {args.repeat} calls a turn; \"TVM vs lt\" is TVM's time / "
              "ours, above 1 lazytensor is faster; lt trials are per kernel, the conv runs two)", ""]
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "bench_tvm.md"), "w") as f:
-        f.write("\n".join([*lines, *notes, *(line for r in rows for line in kernel_lines(r))]) + "\n")
+    from bench_core import write_lines
+    write_lines(args.out, "bench_tvm.md", [*lines, *notes, *(line for r in rows for line in kernel_lines(r))])
 
 
 def main() -> None:
