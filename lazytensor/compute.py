@@ -719,7 +719,7 @@ def _moves(shape: tuple[int, ...], exprs: list[Affine], space: _Space) -> list:
                 raise ValueError(f"lt.compute: index {e!r} mixes a positive and a negative coefficient: not "
                                  "supported yet")
             sign = -1 if a < 0 else 1   # (both negative: the span read backwards, then as both positive)
-            span = abs(a) * (v.extent - 1) + abs(b) * (w.extent - 1) + 1 if v.extent and w.extent else 0
+            span = abs(a) * (v.extent - 1) + abs(b) * (w.extent - 1) + 1   # (extents > 0: index() reads none else)
             slices.append((e.const, e.const + sign * span, sign))
             owners.append((v, w))
             windows.append((axis, w.extent, abs(a), abs(b)))
