@@ -71,7 +71,21 @@ class _ExprLowering:
         srcs = []
         for s in node.src:
             srcs.append((yield (s, idx)))
+        if node.op is Op.WHERE:
+            return where(*srcs)
         return Alu(node.op, tuple(srcs), node.dtype)
+
+
+def where(cond: Expr, if_true: Expr, if_false: Expr) -> Expr:
+    """`where(cond, if_true, if_false)`, a branch that is itself a select on `cond` replaced by
+    the side `cond` picks: a padded read is `where(valid, <masked load>, 0)` and the masked load
+    is `where(valid, buf[...], 0)` again; left nested, the renderer did not see the guarded read
+    (`_branch_guarded`) and a vectorized loop gathered its lanes one by one."""
+    if isinstance(if_true, Alu) and if_true.op is Op.WHERE and if_true.srcs[0] == cond:
+        if_true = if_true.srcs[1]
+    if isinstance(if_false, Alu) and if_false.op is Op.WHERE and if_false.srcs[0] == cond:
+        if_false = if_false.srcs[2]
+    return Alu(Op.WHERE, (cond, if_true, if_false), if_true.dtype)
 
 
 def _clamped_index(value: Expr, n: int) -> Expr:
