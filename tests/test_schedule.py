@@ -734,7 +734,7 @@ def test_a_vectorized_loops_interleave_leaves_a_short_scalar_tail(extent, unroll
 def test_a_padded_read_is_one_select_on_its_condition():
     """A padded read fused into a kernel is `where(valid, buf[where(valid, i, 0)], 0)`, never
     that again inside a select on the same condition (the renderer then did not see the guarded
-    load and gathered its lanes one by one: a Winograd input transform took 1.5 ms for 0.9)."""
+    load, and a vectorized loop read it through a select on its index)."""
     from lazytensor.ir import loop
     rng = np.random.default_rng(5)
     x = rng.standard_normal((3, 4, 10, 12)).astype(np.float32)
