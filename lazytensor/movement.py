@@ -573,7 +573,7 @@ attach_methods(Movement)
 
 def windows_last_axis(shape: tuple[int, ...], k: int, s: int, d: int, moves: list) -> tuple[int, ...]:
     """Append to `moves` the movement ops that make the sliding windows of the last axis of `shape`
-    (a convolution's, a pooling's; nn.functional._windows, lt.compute's indices y*s + k*d):
+    (a convolution's, a pooling's; sliding_windows, lt.compute's indices y*s + k*d):
     (..., i) -> (..., o, k); the resulting shape. Row r of x repeated (period ip) and cut into
     rows of length ip + d starts at x[r * d]: element (r, j) is x[(r*d + j) mod ip]. Taking
     j = o*s gives the window element x[o*s + r*d], which never wraps since (k-1)*d + (o-1)*s <
@@ -594,3 +594,23 @@ def windows_last_axis(shape: tuple[int, ...], k: int, s: int, d: int, moves: lis
                   (Op.RESHAPE, lead + (k, o))]
     moves.append((Op.PERMUTE, (*range(len(lead)), len(lead) + 1, len(lead))))
     return lead + (o, k)
+
+
+def sliding_windows(x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]) -> Tensor:
+    """The sliding windows of the last len(kernel) axes as a view: (..., i1, i2) ->
+    (..., o1, o2, k1, k2), element [o, k] = x[o * stride + k * dilation]. No copy: the view is
+    built from repeat (expand + reshape), slices and permutes, so a kernel indexes x directly.
+    (The movement ops are made on the graph in one go: a conv2d or pool call makes ~30 of them,
+    and as tensor views they cost a millisecond a call.)"""
+    moves, shape = [], x.shape
+    n = len(kernel)
+    lead = x.ndim - n
+    for a in reversed(range(n)):   # windows of the last axis first; each pair (o, k) goes to the end
+        order = tuple(d for d in range(len(shape)) if d != lead + a) + (lead + a,)
+        if order != tuple(range(len(shape))):
+            moves.append((Op.PERMUTE, order))
+        shape = windows_last_axis(tuple(shape[d] for d in order), kernel[a], stride[a], dilation[a], moves)
+    # now (..., o_n, k_n, ..., o_1, k_1): gather the o's, then the k's
+    outs = [lead + 2 * (n - 1 - a) for a in range(n)]
+    moves.append((Op.PERMUTE, (*range(lead), *outs, *[o + 1 for o in outs])))
+    return x._new(views.apply(x.node, tuple(moves)))

@@ -560,11 +560,11 @@ def test_sliding_windows_are_one_affine_map(kernel, stride, dilation, padding):
     """The windows of conv/pooling are built from repeat, cut and reshape views: a stack whose
     index never wraps, so it composes into one affine map (no division in the kernel), with the
     padding as bounds checks; the values are numpy's sliding windows."""
-    from lazytensor.nn.functional import _windows
+    from lazytensor.movement import sliding_windows
     x = np.random.default_rng(3).standard_normal((2, 3, 11, 10)).astype(np.float32)
     padded = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
-    win = _windows(lt.asarray(x).pad(((0, 0), (0, 0), (padding, padding), (padding, padding))), kernel, stride,
-                   dilation) * 1.0
+    win = sliding_windows(lt.asarray(x).pad(((0, 0), (0, 0), (padding, padding), (padding, padding))), kernel,
+                          stride, dilation) * 1.0
     stacks = [v for v in _loads(win) if len(v.views) > 1]
     assert stacks and all(v.affine is not None for v in stacks)
     span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
