@@ -3,6 +3,7 @@ beside the compiled kernels and used by every later compile of that kernel, in a
 
     lookup(expr, rt) -> Schedule | None    the remembered schedule of a kernel's expression
     remember(expr, rt, tuned)              record a tuning result
+    chosen(op, signature, rt) -> name      the implementation measured fastest (tuning.choose)
     export(path) / load(path)              the records as a readable JSON log, to move between machines
 
 A record is one line of JSON in `tuning.jsonl` in the kernel cache's directory (LT_CACHE_DIR):
@@ -121,6 +122,8 @@ def _parse(line: str) -> Optional[tuple[dict, Schedule]]:
             raise ValueError("its check does not match its content")
         if not isinstance(record.get("key"), str) or not isinstance(record.get("seconds"), (int, float)):
             raise ValueError("it has no key or time")
+        if not isinstance(record.get("algorithm", ""), str):
+            raise ValueError("its algorithm is not a name")
         return record, decode(record["schedule"])
     except (ValueError, TypeError) as error:
         warnings.warn(f"lazytensor: skipping a tuning record that is not valid ({error}): {line[:120]!r}")
@@ -289,6 +292,36 @@ def remember(expr: Node, rt: Runtime, schedule: Schedule, seconds: float, heuris
     store(rt).add(make_record(kernel_key(expr, rt), expr, rt, schedule, seconds, heuristic_seconds, trials))
 
 
+# Implementations chosen by measurement (tuning.choose): which of an op's ways to compute it
+# (conv2d: the direct kernel or Winograd's) was fastest for its shapes and dtypes on a device. A
+# record of the same store, its schedule empty, its "algorithm" the name chosen.
+
+def choice_key(op: str, signature: str, rt: Runtime) -> str:
+    return cache_key("algorithm", op, signature, device_key(rt))
+
+
+def chosen(op: str, signature: str, rt: Runtime) -> Optional[str]:
+    """The implementation of `op` remembered for `signature` on `rt`'s device, or None."""
+    if not ENABLED:
+        return None
+    found = store(rt)
+    with found.lock:
+        found._refresh()
+        if not found.records:
+            return None
+    hit = found.records.get(choice_key(op, signature, rt))
+    return hit[0].get("algorithm") if hit is not None else None
+
+
+def remember_choice(op: str, signature: str, rt: Runtime, algorithm: str, seconds: float,
+                    default_seconds: float, trials: int) -> None:
+    record = {"key": choice_key(op, signature, rt), "kernel": f"{op} {signature}", "device": rt.device.name,
+              "schedule": [], "algorithm": algorithm, "seconds": seconds, "heuristic_seconds": default_seconds,
+              "trials": trials}
+    record["check"] = _check(record)
+    store(rt).add(record)
+
+
 def export(path: str | os.PathLike, rt: Runtime) -> int:
     """Write the tuning records of `rt`'s cache directory (every device's) to `path` as a JSON
     log; the number written."""
@@ -316,5 +349,5 @@ def load(path: str | os.PathLike, rt: Runtime) -> int:
     return added
 
 
-__all__ = ["Store", "decode", "describe", "device_key", "encode", "export", "kernel_key", "load", "lookup",
-           "make_record", "remember", "store"]
+__all__ = ["Store", "choice_key", "chosen", "decode", "describe", "device_key", "encode", "export", "kernel_key",
+           "load", "lookup", "make_record", "remember", "remember_choice", "store"]

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
-from . import pipeline, tuned
+from . import capture, pipeline, tuned
 from .backends.runtime import CompiledKernel, Runtime
 from .devices import canonical_device, default_device, loaded_runtimes, runtime
 from .ir import loop
@@ -354,7 +354,8 @@ class _Session:
     runs: int = 5
     explicit: bool = False   # (inside `tune`: every kernel is tuned, a remembered one too)
     results: list[Tuned] = field(default_factory=list)
-    done: set = field(default_factory=set)   # (kernel expressions tuned in an explicit session)
+    choices: list["Choice"] = field(default_factory=list)
+    done: set = field(default_factory=set)   # (kernel expressions tuned, choices made, in an explicit session)
 
 
 _ACTIVE = threading.local()
@@ -408,16 +409,77 @@ def _tune(kernel: KernelSpec, rt: Runtime, session: _Session) -> None:
         rt.by_expression.pop(kernel.expr)   # (compiled with the schedule it had before)
 
 
+# ---- implementations chosen by measurement ------------------------------------------------
+
+@dataclass
+class Choice:
+    """One op's implementations measured for one signature (shapes, dtypes, arguments)."""
+    op: str
+    signature: str
+    seconds: dict[str, float]   # each implementation's median time, the default first
+    chosen: str
+
+
+CHOICE_ROUNDS = 3   # the implementations measured in turn, this many times (noise comes in bursts)
+
+
+def choose(op: str, signature: str, device: str, candidates: dict[str, Callable[..., Any]],
+           stand_ins: Callable[[], tuple]) -> str:
+    """Which of `candidates` (name -> a function of the op's inputs; the first is the default) to
+    use for `op` at `signature` on `device`. The one remembered (tuned.chosen) where there is one;
+    else, where tuning is on (LT_TUNE, or inside `tune`, which measures again once) and no lt.jit
+    capture is recording, each is run on `stand_ins()` (random inputs of the same shapes), its
+    kernels tuned as they compile, timed in turns, and the fastest remembered beside the tuned
+    schedules; else the default. The heuristics alone never leave the default."""
+    rt = runtime(device)
+    default = next(iter(candidates))
+    remembered = tuned.chosen(op, signature, rt)
+    session = _session()
+    done = (op, signature, rt.device.name)
+    if session is None or capture.current() is not None or done in session.done or \
+            remembered in candidates and not session.explicit:
+        return remembered if remembered in candidates else default
+    with _LOCK:
+        session.done.add(done)
+        inputs = stand_ins()
+        for fn in candidates.values():   # (compiled, and tuned, before anything is timed)
+            _run(fn, inputs, rt)
+        times: dict[str, list[float]] = {name: [] for name in candidates}
+        for _ in range(CHOICE_ROUNDS):
+            for name, fn in candidates.items():
+                for _ in range(max(1, session.runs)):
+                    start = time.perf_counter()
+                    _run(fn, inputs, rt)
+                    times[name].append(time.perf_counter() - start)
+    seconds = {name: statistics.median(t) for name, t in times.items()}
+    # (another implementation replaces the default only where clearly faster, as a tuned schedule does)
+    kept = {name: t for name, t in seconds.items() if name == default or t < seconds[default] * MARGIN}
+    best = min(kept, key=kept.get)
+    tuned.remember_choice(op, signature, rt, best, seconds[best], seconds[default], len(seconds))
+    session.choices.append(Choice(op, signature, seconds, best))
+    return best
+
+
+def _run(fn: Callable[..., Any], inputs: tuple, rt: Runtime) -> None:
+    fn(*inputs).realize()
+    rt.device.synchronize()
+
+
 @dataclass
 class Report:
-    """What `tune` found: per kernel, its heuristic and best time and the trials measured."""
+    """What `tune` found: per kernel, its heuristic and best time and the trials measured; per
+    op whose implementations were measured (conv2d's), their times and the one chosen."""
     kernels: list[Tuned]
+    choices: list[Choice] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"{'kernel':<36} {'heuristic ms':>12} {'tuned ms':>9} {'speedup':>8} {'trials':>6} {'rejected':>8}"]
         for k in self.kernels:
             lines.append(f"{k.kernel:<36} {k.heuristic_seconds * 1e3:>12.3f} {k.best_seconds * 1e3:>9.3f} "
                          f"{k.speedup:>7.2f}x {k.trials:>6} {len(k.rejected):>8}")
+        for c in self.choices:
+            times = ", ".join(f"{name} {t * 1e3:.3f} ms" for name, t in c.seconds.items())
+            lines.append(f"{c.op} {c.signature}: {times}: {c.chosen}")
         return "\n".join(lines)
 
 
@@ -445,7 +507,7 @@ def tune(fn: Callable[..., Any], *args: Any, trials: int = DEFAULT_TRIALS, secon
     finally:
         _ACTIVE.session = previous
     _forget_plans()
-    return Report(session.results)
+    return Report(session.results, session.choices)
 
 
 def _forget_plans() -> None:
@@ -484,5 +546,5 @@ def _runtime(device: Optional[str]) -> Runtime:
     return runtime(canonical_device(device) if device is not None else default_device())
 
 
-__all__ = ["Candidate", "CostModel", "Measured", "Report", "Tuned", "candidates", "compile_kernel", "export",
-           "load", "measure", "neighbours", "random_inputs", "same_output", "tune", "tune_kernel"]
+__all__ = ["Candidate", "Choice", "CostModel", "Measured", "Report", "Tuned", "candidates", "choose", "compile_kernel",
+           "export", "load", "measure", "neighbours", "random_inputs", "same_output", "tune", "tune_kernel"]

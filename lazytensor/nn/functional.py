@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import math
 import weakref
+
+import numpy as np
 from typing import Any, Optional, Sequence, Union
 
 from .. import capture
-from ..creation import arange
+from ..creation import arange, asarray
 from ..functions import erf, log1p
 from ..autograd import no_grad
 from ..indexing import take
-from ..movement import windows_last_axis
+from ..movement import sliding_windows
 from ..ir.arith import sum_of_products
 from ..ir.ops import Op
 from ..ir.rules import make
+from ..tuning import choose
 from ..operands import as_tensor, operands, where
 from ..reductions import log_softmax_along, softmax_along
 from ..realize import realize_with_next, realized_value
 from ..tensor import Tensor
-from ..views import apply as apply_moves
+from . import winograd
 from .attention import dropout, multi_head_attention_forward, scaled_dot_product_attention
 
 IntPair = Union[int, Sequence[int]]
@@ -141,26 +144,6 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     return out + bias if bias is not None else out
 
 
-def _windows(x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]) -> Tensor:
-    """The sliding windows of the last len(kernel) axes as a view: (..., i1, i2) ->
-    (..., o1, o2, k1, k2), element [o, k] = x[o * stride + k * dilation]. No copy: the view is
-    built from repeat (expand + reshape), slices and permutes, so a kernel indexes x directly.
-    (The movement ops are made on the graph in one go: a conv2d or pool call makes ~30 of them,
-    and as tensor views they cost a millisecond a call.)"""
-    moves, shape = [], x.shape
-    n = len(kernel)
-    lead = x.ndim - n
-    for a in reversed(range(n)):   # windows of the last axis first; each pair (o, k) goes to the end
-        order = tuple(d for d in range(len(shape)) if d != lead + a) + (lead + a,)
-        if order != tuple(range(len(shape))):
-            moves.append((Op.PERMUTE, order))
-        shape = windows_last_axis(tuple(shape[d] for d in order), kernel[a], stride[a], dilation[a], moves)
-    # now (..., o_n, k_n, ..., o_1, k_1): gather the o's, then the k's
-    outs = [lead + 2 * (n - 1 - a) for a in range(n)]
-    moves.append((Op.PERMUTE, (*range(lead), *outs, *[o + 1 for o in outs])))
-    return x._new(apply_moves(x.node, tuple(moves)))
-
-
 def _spatial_args(x: Tensor, what: str, kernel: tuple[int, int], stride: tuple[int, int],
                   padding: tuple[int, int], dilation: tuple[int, int]) -> None:
     if x.ndim != 4:
@@ -193,9 +176,40 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
         raise ValueError(f"conv2d: input of shape {x.shape} ({c_in} channels), weight {weight.shape} and "
                          f"groups={groups} do not fit: need C_in = groups * weight.shape[1] and C_out "
                          "divisible by groups")
+    if winograd.fits(x, weight, stride, dilation, groups) and _implementation(x, weight, bias, padding) == "winograd":
+        return winograd.conv2d_rows(x, weight, bias, padding, _grouped)
+    return _direct(x, weight, bias, stride, padding, dilation, groups)
+
+
+def _grouped(x: Tensor, weight: Tensor, groups: int) -> Tensor:
+    return _direct(x, weight, None, (1, 1), (0, 0), (1, 1), groups)
+
+
+def _implementation(x: Tensor, weight: Tensor, bias: Optional[Tensor], padding: tuple[int, int]) -> str:
+    """conv2d's implementation for these shapes: the direct kernel unless tuning measured
+    Winograd's (nn/winograd.py) faster here (tuning.choose: LT_TUNE=1 or lt.tune measure it)."""
+    signature = f"{'x'.join(map(str, x.shape))} * {'x'.join(map(str, weight.shape))} padding {padding[0]},{padding[1]}" \
+        f"{' bias' if bias is not None else ''} {x.dtype.name}"
+
+    def stand_ins() -> tuple:
+        rng = np.random.default_rng(0)
+        made = [asarray(rng.standard_normal(shape).astype(np.float32), device=x.device)
+                for shape in (x.shape, weight.shape, (weight.shape[0],))]
+        return tuple(made[:2]) + ((made[2],) if bias is not None else (None,))
+
+    return choose("conv2d", signature, x.device, {
+        "direct": lambda a, w, b: _direct(a, w, b, (1, 1), padding, (1, 1), 1),
+        "winograd": lambda a, w, b: winograd.conv2d_rows(a, w, b, padding, _grouped)}, stand_ins)
+
+
+def _direct(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: tuple[int, int], padding: tuple[int, int],
+            dilation: tuple[int, int], groups: int) -> Tensor:
+    """The direct convolution: one sum over (C_in, kH, kW) of windows times weights."""
+    n, c_in = x.shape[:2]
+    c_out, c_group, kh, kw = weight.shape
     if any(padding):
         x = x.pad(((0, 0), (0, 0), (padding[0], padding[0]), (padding[1], padding[1])))
-    win = _windows(x, (kh, kw), stride, dilation)                     # (N, C_in, oh, ow, kh, kw)
+    win = sliding_windows(x, (kh, kw), stride, dilation)              # (N, C_in, oh, ow, kh, kw)
     oh, ow = win.shape[2:4]
     # out[n, g, o, y, x] = sum over (c, i, j) of win[n, g, c, y, x, i, j] * w[g, o, c, i, j]: every
     # axis kept apart (no im2col reshape merges them), so the kernel indexes the input affinely
@@ -227,7 +241,7 @@ def max_pool2d(x: Tensor, kernel_size: IntPair, stride: Optional[IntPair] = None
         raise ValueError(f"max_pool2d: padding {padding} must be at most half the kernel {kernel}")
     if any(padding):
         x = x.pad(((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2), value=-math.inf)
-    return _windows(x, kernel, stride, dilation).max(axis=(-2, -1))
+    return sliding_windows(x, kernel, stride, dilation).max(axis=(-2, -1))
 
 
 def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: Optional[IntPair] = None, padding: IntPair = 0) -> Tensor:
@@ -240,7 +254,7 @@ def avg_pool2d(x: Tensor, kernel_size: IntPair, stride: Optional[IntPair] = None
     _spatial_args(x, "avg_pool2d", kernel, stride, padding, dilation)
     if any(padding):
         x = x.pad(((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
-    return _windows(x, kernel, stride, dilation).mean(axis=(-2, -1))
+    return sliding_windows(x, kernel, stride, dilation).mean(axis=(-2, -1))
 
 
 def embedding(indices: Any, weight: Tensor, padding_idx: Optional[int] = None) -> Tensor:
