@@ -270,7 +270,7 @@ def cpu_schedule(expr: Node, target: Target, pack_panels: bool = False) -> Sched
         # the longest such axis (the last on a tie: contiguous stores), as wide as it allows:
         # a short one still beats gathering (a matrix-vector product A.T @ v has only one)
         n, col = max((shape[d], d) for d in vector_axes)
-        if n >= H.CACHE_WRITE_MIN_LANES:
+        if n >= H.CACHE_WRITE_MIN_LANES and (n >= lanes or terms_per_output(reduces) >= H.CACHE_WRITE_MIN_TERMS):
             return _cache_write_schedule(shape, work, min(lanes, 1 << (n.bit_length() - 1)), col, target.cores)
     if shape and work >= H.PARALLEL_MIN_WORK and shape[0] > 1:
         prims.append(Parallel(output_axis(0)))
