@@ -122,24 +122,28 @@ def split_axes(expr: Node) -> Node:
             finer = _refinement(splits, top, stack.views[-2].shape, fixed)
             if finer is None or finer == splits:
                 continue
-            split = _with_top(stack, _flat(finer))
+            split = _with_top(stack, _finer(stack.shape, finer))
             if split is not None and split.affine is not None:
                 splits = finer
     if all(len(parts) == 1 for parts in splits):
         return expr
-    shape = _flat(splits)
-    if any(_with_top(stack, shape) is None for stack in stacks):
+    if any(_with_top(stack, _finer(stack.shape, splits)) is None for stack in stacks):
         return expr
     return _resplit(nodes, expr, splits)
+
+
+def _finer(shape: tuple[int, ...], splits: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """`shape` (the kernel's, or a reduction's index space: a reduced axis is 1 in the kernel's
+    shape) over the split axes; an axis of another size than the kernel's stays whole, followed by
+    size-1 axes. (Reads in a reduction's space have the reduced axes' full size: checked against
+    the kernel's own shape, no split of a reduction kernel was ever made.)"""
+    return tuple(p for size, parts in zip(shape, splits) for p in (parts if size == math.prod(parts) else
+                                                                    (size,) + (1,) * (len(parts) - 1)))
 
 
 def _concrete(stack: ViewStack) -> bool:
     """Whether every size, stride and offset of `stack` is a number (no symbolic size)."""
     return all(type(n) is int for view in stack.views for n in (*view.shape, *view.strides, view.offset))
-
-
-def _flat(splits: list[tuple[int, ...]]) -> tuple[int, ...]:
-    return tuple(size for parts in splits for size in parts)
 
 
 def _refinement(splits: list[tuple[int, ...]], top: View, below: tuple[int, ...],
@@ -181,8 +185,7 @@ def _resplit(nodes: list[Node], expr: Node, splits: list[tuple[int, ...]]) -> No
         first.append(first[-1] + len(parts))
 
     def finer(shape: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(p for size, parts in zip(shape, splits) for p in (parts if size == math.prod(parts) else
-                                                                        (size,) + (1,) * (len(parts) - 1)))
+        return _finer(shape, splits)
     memo: dict[Node, Node] = {}
     for node in nodes:
         src = tuple(memo[s] for s in node.src)

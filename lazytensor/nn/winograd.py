@@ -72,14 +72,17 @@ def conv2d_rows(x: Tensor, weight: Tensor, bias: "Tensor | None", padding: tuple
     v = _contract(taps.reshape(n, 1, c, tiles, width, TERMS), bt.reshape(1, TERMS, 1, 1, 1, TERMS), 5)
     u = _contract(weight.permute(0, 1, 3, 2).reshape(1, k, c, 3, 3), g.reshape(TERMS, 1, 1, 1, 3), 4)
     m = direct(v.reshape(n, TERMS * c, tiles, width), u.reshape(TERMS * k, c, 1, 3), TERMS)   # (n, 6k, t, ow)
-    terms = m.reshape(n, TERMS, k, tiles, 1, ow).permute(0, 2, 3, 4, 5, 1)                     # (n, k, t, 1, ow, a)
-    y = _contract(terms, at.reshape(1, 1, 1, ROWS, 1, TERMS), 5)                                # (n, k, t, u, ow, 1)
-    if bias is not None:
-        y = y + bias.reshape(1, k, 1, 1, 1, 1)
+    # the output rows 4t + u as one axis (the kernel runs over t and u: collapse.split_axes), so
+    # that a bias and what follows (a relu) fuse into the transform's kernel
+    # (the terms' axis where the product has it, not permuted last: the product keeps its layout)
+    spread, merged = (n, TERMS, k, tiles, ROWS, ow), (n, TERMS, k, ROWS * tiles, ow)
+    terms = m.reshape(n, TERMS, k, tiles, 1, ow).expand(spread).reshape(merged)                 # (n, a, k, 4t + u, ow)
+    y = _contract(terms, at.T.reshape(1, TERMS, 1, 1, ROWS, 1).expand(spread).reshape(merged), 1)
     out = make(Op.RESHAPE, y.node, arg=(n, k, ROWS * tiles, ow))
     if ROWS * tiles != oh:
         out = make(Op.SHRINK, out, arg=((0, n, 1), (0, k, 1), (0, oh, 1), (0, ow, 1)))
-    return Tensor(out, x.device)
+    out = Tensor(out, x.device)
+    return out + bias.reshape(1, k, 1, 1) if bias is not None else out
 
 
 _MATRICES: dict[str, tuple[Tensor, Tensor, Tensor]] = {}
