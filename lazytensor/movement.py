@@ -579,6 +579,9 @@ def windows_last_axis(shape: tuple[int, ...], k: int, s: int, d: int, moves: lis
     j = o*s gives the window element x[o*s + r*d], which never wraps since (k-1)*d + (o-1)*s <
     i <= ip."""
     i, lead = shape[-1], shape[:-1]
+    if k == 1 and s == 1:   # (windows of one element: each element is its own, a 1xk convolution's rows)
+        moves.append((Op.RESHAPE, lead + (i, 1)))
+        return lead + (i, 1)
     whole = tuple((0, m, 1) for m in lead)
     o = (i - d * (k - 1) - 1) // s + 1
     ip = max(i, o * s)
