@@ -6,8 +6,10 @@ Every bench_core.py workload (and with --opencl, row sums and softmax 4096² on 
 device) is tuned with `lt.tune(fn, trials=...)` in a private, empty kernel cache, so the tuner
 starts from the heuristic schedules. Then the heuristic kernels (remembered schedules ignored,
 as LT_TUNED=0 does), the tuned ones and torch take turns (three turns each, after a pause and a
-warm-up call, `repeat` runs a turn). Last, a second process with that cache runs the conv2d
-workload with no tuning flag: its kernels use the tuned schedules without a trial.
+warm-up call, `repeat` runs a turn). The tuned side includes the implementations tuning chose
+(conv2d: Winograd's where measured faster; the heuristic side is the direct kernel, as with no
+tuning). Last, a second process with that cache runs the conv2d workload with no tuning flag:
+its kernels use the tuned schedules (and the chosen implementation) without a trial.
 
 The table gives the tuning wall time and trials, each median time, and tuned against heuristic
 and torch (their time / ours: above 1, the tuned kernels are faster). It also goes to

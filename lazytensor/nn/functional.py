@@ -161,7 +161,8 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
            padding: IntPair = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
     """2-D convolution (cross-correlation, as in PyTorch): x (N, C_in, H, W), weight
     (C_out, C_in / groups, kH, kW) -> (N, C_out, H_out, W_out). The windows are a view of x and
-    the output one sum over (C_in, kH, kW) of windows times weights.
+    the output one sum over (C_in, kH, kW) of windows times weights; a large 3x3 float32 one
+    may run Winograd's F(4,3) instead, where tuning measured it faster (nn/winograd.py).
 
     >>> F.conv2d(lt.ones((1, 2, 5, 5)), lt.ones((4, 2, 3, 3)), padding=1).shape
     (1, 4, 5, 5)
