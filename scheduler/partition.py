@@ -42,7 +42,8 @@ def _partitioned(stmts: tuple, copies: int) -> tuple:
         if isinstance(s, For):
             pieces = _pieces(s, copies)
             for f in pieces:
-                out.append(dataclasses.replace(f, body=_partitioned(f.body, copies * len(pieces))))
+                out.extend(_unswitched(dataclasses.replace(f, body=_partitioned(f.body, copies * len(pieces))),
+                                       copies * len(pieces)))
         elif isinstance(s, If):
             out.append(dataclasses.replace(s, body=_partitioned(s.body, copies)))
         else:
@@ -67,6 +68,39 @@ def _pieces(f: For, copies: int) -> list[For]:
         body = _folded(loop.rewrite_statements(f.body, lambda e: _decide(e, decided)))
         out.append(dataclasses.replace(f, start=loop.const(lo), stop=loop.const(hi), body=body))
     return out
+
+
+def _unswitched(f: For, copies: int) -> list:
+    """A VECTORIZED loop whose body selects on a condition its iterations share (a padded read
+    of a row the loop does not move along: `where(0 < 4t + i & 4t + i < 57, x[...], 0)` inside a
+    loop over the row's elements) as that loop twice, under `if c` and `if not c`, each with the
+    condition decided: plain vector loads instead of masked ones. (LLVM's vectorizer does not
+    unswitch it; a Winograd input transform over padded rows ran 3x its unpadded time.) At most
+    COPIES copies of a statement in all."""
+    if f.kind is not LoopKind.VECTORIZED or 2 * copies > COPIES:
+        return [f]
+    inner = {f.var} | {s.var for s in loop.walk(f.body) if isinstance(s, For)}
+    cond = next((e.srcs[0] for s in loop.walk(f.body) for root in loop.expressions(s) for e in loop.postorder(root)
+                 if isinstance(e, Alu) and e.op is Op.WHERE and not isinstance(e.srcs[0], Const)
+                 and _uniform(e.srcs[0], inner)), None)
+    if cond is None:
+        return [f]
+    out = []
+    for value, test in ((TRUE, cond), (FALSE, Alu(Op.NOT, (cond,), bool_))):
+        body = _folded(loop.rewrite_statements(f.body, lambda e, value=value: _decide(e, {cond: value})))
+        out.append(If(test, tuple(_unswitched(dataclasses.replace(f, body=body), 2 * copies))))
+    return out
+
+
+def _uniform(cond: Expr, inner: set) -> bool:
+    """Whether `cond` reads index variables from outside a loop alone (no loop variable in
+    `inner`, no accumulator, no memory)."""
+    for e in loop.postorder(cond):
+        if isinstance(e, Var) and (e in inner or e.accumulator):
+            return False
+        if isinstance(e, (loop.Load, loop.LocalLoad)):
+            return False
+    return True
 
 
 def _tests(f: For) -> dict[Alu, tuple[bool, int]]:

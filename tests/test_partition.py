@@ -79,6 +79,50 @@ def test_pieces_compute_what_the_loop_did():
     assert partitioned > 100   # (most draws have a test that flips inside the loop)
 
 
+def test_a_vectorized_loop_selecting_on_an_outer_condition_runs_twice_under_if():
+    """A condition the vectorized loop's iterations share (a padded row: the row index is an
+    outer loop's) is decided once outside it: the loop under `if c` with plain values and under
+    `if not c` with the others; stores as before, for every value of the outer index."""
+    i, k, j = Var("i"), Var("k"), Var("j")
+    row = loop.add(loop.add(loop.mul(i, loop.const(4)), k), loop.const(-1))   # (two loops' indices: no piece decides it)
+    cond = Alu(Op.AND, (loop.less(loop.const(-1), row), loop.less(row, loop.const(9))), bool_)
+    value = Alu(Op.WHERE, (cond, loop.add(loop.mul(row, loop.const(10)), j), loop.const(-1)), int64)
+    at = loop.add(loop.add(loop.mul(i, loop.const(1000)), loop.mul(k, loop.const(100))), j)
+    inner = For(j, loop.const(0), loop.const(16), (Store(0, at, value),), LoopKind.VECTORIZED, 8)
+    kernel = loop.Kernel("k", (), (For(i, loop.const(0), loop.const(3), (For(k, loop.const(0), loop.const(6), (inner,)),)),))
+    after = partition_conditions(kernel)
+    ifs = [s for s in loop.walk(after.body) if isinstance(s, If)]
+    assert len(ifs) == 2 and all(isinstance(s.body[0], For) and s.body[0].kind is LoopKind.VECTORIZED for s in ifs)
+    assert not any(isinstance(e, Alu) and e.op is Op.WHERE for s in loop.walk(after.body)
+                   for root in loop.expressions(s) for e in loop.postorder(root))
+    want, got = [], []
+    _run(kernel.body, {}, want)
+    _run(after.body, {}, got)
+    assert sorted(got) == sorted(want)
+
+
+def test_a_padded_row_read_in_a_reduction_loads_plain_vectors():
+    """Rows of a padded input read by a sum, 4 apart (Winograd's input transform): the row's
+    bounds test is decided outside the vectorized loop (the loop ran 3x its unpadded time with
+    masked loads). Values as numpy's."""
+    rng = np.random.default_rng(4)
+    x, coef = rng.standard_normal((2, 3, 9, 13)).astype(np.float32), rng.standard_normal((6, 6)).astype(np.float32)
+    from lazytensor.movement import sliding_windows
+    from lazytensor.nn.winograd import _contract
+    xp = lt.asarray(x).pad(((0, 0), (0, 0), (1, 4), (1, 1)))          # rows 14 = 4 * 3 + 2
+    taps = sliding_windows(xp, (6, 1), (4, 1), (1, 1)).reshape(2, 1, 3, 3, 15, 6)
+    out = _contract(taps, lt.asarray(coef).reshape(1, 6, 1, 1, 1, 6), 5)
+    rt = runtime("cpu")
+    (spec,) = [k for k in pipeline.kernels([out.node], rt.device.target).kernels if k.expr.op is not Op.PAD][-1:]
+    lowered = pipeline.loops(spec, rt.device.target)[2]
+    guarded = [s for s in loop.walk(lowered.body) if isinstance(s, If)]
+    assert guarded and all(isinstance(s.body[0], For) for s in guarded)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 4), (1, 1)))
+    rows = np.stack([padded[:, :, 4 * t:4 * t + 6] for t in range(3)], axis=2)          # (n, c, t, i, X)
+    want = np.einsum("ai,nctix->nactx", coef, rows)
+    np.testing.assert_allclose(out.numpy()[..., 0], want, rtol=1e-5, atol=1e-5)
+
+
 def test_loops_run_on_threads_or_with_unknown_bounds_are_kept():
     i = Var("i")
     test = loop.less(loop.const(2), i)
