@@ -294,3 +294,12 @@ OTHER_BINARY = {
     "maximum": (lt.maximum, np.maximum), "minimum": (lt.minimum, np.minimum),
 }
 BINARY = {**ARITHMETIC, **COMPARISONS, **OTHER_BINARY}
+
+
+def contract(a, b, axis: int):
+    """sum(a * b, axis, keepdims) of two tensors (broadcast), summed in their dtype as a matrix
+    product is (conv2d's and Winograd's products; a float32 .sum() goes through float64)."""
+    from lazytensor.ir.arith import sum_of_products
+    from lazytensor.operands import operands
+    (left, right), device = operands(a, b, name="contract")
+    return lt.Tensor(sum_of_products(left, right, (axis,), left.dtype), device)

@@ -14,7 +14,7 @@ from lazytensor.ir.loop import Alu, Const, For, If, LoopKind, Store, Var
 from lazytensor.ir.ops import Op
 from lazytensor.scheduler.partition import COPIES, partition_conditions
 
-from conftest import has_fp64
+from conftest import contract, has_fp64
 
 
 # ---- a small evaluator of loop IR, for these statements and expressions -----------------------
@@ -108,10 +108,9 @@ def test_a_padded_row_read_in_a_reduction_loads_plain_vectors():
     rng = np.random.default_rng(4)
     x, coef = rng.standard_normal((2, 3, 9, 13)).astype(np.float32), rng.standard_normal((6, 6)).astype(np.float32)
     from lazytensor.movement import sliding_windows
-    from lazytensor.nn.winograd import _contract
     xp = lt.asarray(x).pad(((0, 0), (0, 0), (1, 4), (1, 1)))          # rows 14 = 4 * 3 + 2
     taps = sliding_windows(xp, (6, 1), (4, 1), (1, 1)).reshape(2, 1, 3, 3, 15, 6)
-    out = _contract(taps, lt.asarray(coef).reshape(1, 6, 1, 1, 1, 6), 5)
+    out = contract(taps, lt.asarray(coef).reshape(1, 6, 1, 1, 1, 6), 5)
     rt = runtime("cpu")
     (spec,) = [k for k in pipeline.kernels([out.node], rt.device.target).kernels if k.expr.op is not Op.PAD][-1:]
     lowered = pipeline.loops(spec, rt.device.target)[2]

@@ -10,7 +10,6 @@ import pytest
 import lazytensor as lt
 from lazytensor import tuned, tuning
 from lazytensor.nn import winograd
-from lazytensor.nn.functional import _grouped
 
 from conftest import own_cache
 
@@ -35,7 +34,7 @@ def _conv_data(shape, seed=0):
 def test_winograd_rows_compute_torchs_convolution_and_its_gradients(device, shape, with_bias):
     x, w, b, padding = _conv_data(shape)
     lx, lw, lb = (lt.asarray(v, device=device, requires_grad=True) for v in (x, w, b))
-    out = winograd.conv2d_rows(lx, lw, lb if with_bias else None, padding, _grouped)
+    out = winograd.conv2d_rows(lx, lw, lb if with_bias else None, padding)
     tx, tw, tb = (torch.tensor(v, requires_grad=True) for v in (x, w, b))
     want = torch.nn.functional.conv2d(tx, tw, tb if with_bias else None, padding=padding)
     assert out.shape == tuple(want.shape)
@@ -54,7 +53,7 @@ def test_winograd_rows_keep_nonfinite_inputs_nonfinite():
     finite value), and outputs far from it stay finite."""
     x, w, b, padding = _conv_data((1, 2, 12, 12, 3, 1))
     x[0, 1, 6, 6] = np.inf
-    out = winograd.conv2d_rows(lt.asarray(x), lt.asarray(w), lt.asarray(b), padding, _grouped).numpy()
+    out = winograd.conv2d_rows(lt.asarray(x), lt.asarray(w), lt.asarray(b), padding).numpy()
     assert not np.isfinite(out[0, :, 5:8, 5:8]).any()
     assert np.isfinite(out[0, :, :3]).all() and np.isfinite(out[0, :, 10:]).all()
 

@@ -178,12 +178,8 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
                          f"groups={groups} do not fit: need C_in = groups * weight.shape[1] and C_out "
                          "divisible by groups")
     if winograd.fits(x, weight, stride, dilation, groups) and _implementation(x, weight, bias, padding) == "winograd":
-        return winograd.conv2d_rows(x, weight, bias, padding, _grouped)
+        return winograd.conv2d_rows(x, weight, bias, padding)
     return _direct(x, weight, bias, stride, padding, dilation, groups)
-
-
-def _grouped(x: Tensor, weight: Tensor, groups: int) -> Tensor:
-    return _direct(x, weight, None, (1, 1), (0, 0), (1, 1), groups)
 
 
 def _implementation(x: Tensor, weight: Tensor, bias: Optional[Tensor], padding: tuple[int, int]) -> str:
@@ -200,7 +196,7 @@ def _implementation(x: Tensor, weight: Tensor, bias: Optional[Tensor], padding: 
 
     return choose("conv2d", signature, x.device, {
         "direct": lambda a, w, b: _direct(a, w, b, (1, 1), padding, (1, 1), 1),
-        "winograd": lambda a, w, b: winograd.conv2d_rows(a, w, b, padding, _grouped)}, stand_ins)
+        "winograd": lambda a, w, b: winograd.conv2d_rows(a, w, b, padding)}, stand_ins)
 
 
 def _direct(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: tuple[int, int], padding: tuple[int, int],

@@ -22,17 +22,20 @@ in float32; only float32 convolutions take it.
 """
 from __future__ import annotations
 
-from typing import Callable
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
 from ..creation import asarray
 from ..ir.arith import sum_of_products
+from ..ir.dtypes import float32
+from ..ir.graph import Node
 from ..ir.ops import Op
 from ..ir.rules import make
-from ..movement import sliding_windows
-from ..operands import operands
+from ..movement import windows_last_axis
 from ..tensor import Tensor
+from ..views import apply
 
 BT = np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0], [0, -2, -1, 2, 1, 0],
                [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]], np.float64)
@@ -57,47 +60,73 @@ def fits(x: Tensor, weight: Tensor, stride: tuple[int, int], dilation: tuple[int
     return n * weight.shape[0] * h * w * c * 9 >= MIN_MACS
 
 
-def conv2d_rows(x: Tensor, weight: Tensor, bias: "Tensor | None", padding: tuple[int, int],
-                direct: Callable[[Tensor, Tensor, int], Tensor]) -> Tensor:
-    """conv2d(x, weight, bias, padding=padding) for a 3x3 weight, stride and dilation 1;
-    `direct(x, w, groups)` is the direct convolution (of the six 1x3 ones)."""
+def conv2d_rows(x: Tensor, weight: Tensor, bias: "Tensor | None", padding: tuple[int, int]) -> Tensor:
+    """conv2d(x, weight, bias, padding=padding) for a 3x3 float32 weight, stride and dilation 1.
+    (Built on the graph's nodes, each operand's movement ops in one go: as tensor ops, the ~70
+    nodes cost 0.75 ms a call, more than a kernel of it.)"""
     n, c, h, w = x.shape
     k = weight.shape[0]
     oh, ow = h + 2 * padding[0] - 2, w + 2 * padding[1] - 2
     tiles = -(-oh // ROWS)
     rows, width = ROWS * tiles + 2, ow + 2
-    xp = x.pad(((0, 0), (0, 0), (padding[0], rows - h - padding[0]), (padding[1], padding[1])))
-    bt, g, at = _matrices(x.device)
-    taps = sliding_windows(xp, (TERMS, 1), (ROWS, 1), (1, 1))                      # (n, c, t, X, i, 1)
-    v = _contract(taps.reshape(n, 1, c, tiles, width, TERMS), bt.reshape(1, TERMS, 1, 1, 1, TERMS), 5)
-    u = _contract(weight.permute(0, 1, 3, 2).reshape(1, k, c, 3, 3), g.reshape(TERMS, 1, 1, 1, 3), 4)
-    m = direct(v.reshape(n, TERMS * c, tiles, width), u.reshape(TERMS * k, c, 1, 3), TERMS)   # (n, 6k, t, ow)
-    # the output rows 4t + u as one axis (the kernel runs over t and u: collapse.split_axes), so
-    # that a bias and what follows (a relu) fuse into the transform's kernel
-    # (the terms' axis where the product has it, not permuted last: the product keeps its layout)
+    # input rows 4t .. 4t+5 -> 6 terms: V[n, a, c, t, X] = sum_i BT[a, i] xp[n, c, 4t + i, X]
+    moves: list = [(Op.PAD, ((0, 0), (0, 0), (padding[0], rows - h - padding[0]), (padding[1], padding[1]))),
+                   (Op.PERMUTE, (0, 1, 3, 2))]
+    windows_last_axis((n, c, width, rows), TERMS, ROWS, 1, moves)                    # (n, c, X, t, i)
+    spread = (n, TERMS, c, tiles, width, TERMS)
+    moves += [(Op.PERMUTE, (0, 1, 3, 2, 4)), (Op.RESHAPE, (n, 1, c, tiles, width, TERMS)), (Op.EXPAND, spread)]
+    v = sum_of_products(apply(x.node, tuple(moves)), _coefficients(x.device, "BT", spread), (5,), float32)
+    # weights -> 6 terms: U[a, k, c, j] = sum_h G[a, h] w[k, c, h, j]
+    spread = (TERMS, k, c, 3, 3)
+    u = sum_of_products(apply(weight.node, ((Op.PERMUTE, (0, 1, 3, 2)), (Op.RESHAPE, (1, k, c, 3, 3)),
+                                            (Op.EXPAND, spread))), _coefficients(x.device, "G", spread), (4,), float32)
+    # a 1x3 convolution per term: M[n, a, k, t, x] = sum_(c, j) U[a, k, c, j] V[n, a, c, t, x + j]
+    # (arranged as conv2d's direct sum, (n, group, out, rows, columns, in, taps), for its schedule)
+    moves = [(Op.RESHAPE, (n, TERMS, c, tiles, width))]
+    windows_last_axis((n, TERMS, c, tiles, width), 3, 1, 1, moves)                   # (n, a, c, t, x, j)
+    spread = (n, TERMS, k, tiles, ow, c, 3)
+    moves += [(Op.PERMUTE, (0, 1, 3, 4, 2, 5)), (Op.RESHAPE, (n, TERMS, 1, tiles, ow, c, 3)), (Op.EXPAND, spread)]
+    taps = apply(u, ((Op.RESHAPE, (1, TERMS, k, 1, 1, c, 3)), (Op.EXPAND, spread)))
+    m = sum_of_products(apply(v, tuple(moves)), taps, (5, 6), float32)
+    # 6 terms -> 4 output rows, in place along the terms (the product keeps its layout), the rows
+    # 4t + u as one axis (the kernel runs over t and u: collapse.split_axes) so that a bias and
+    # what follows (a relu) fuse into it: y[n, k, 4t + u, x] = sum_a AT[u, a] M[n, a, k, t, x]
     spread, merged = (n, TERMS, k, tiles, ROWS, ow), (n, TERMS, k, ROWS * tiles, ow)
-    terms = m.reshape(n, TERMS, k, tiles, 1, ow).expand(spread).reshape(merged)                 # (n, a, k, 4t + u, ow)
-    y = _contract(terms, at.T.reshape(1, TERMS, 1, 1, ROWS, 1).expand(spread).reshape(merged), 1)
-    out = make(Op.RESHAPE, y.node, arg=(n, k, ROWS * tiles, ow))
+    terms = apply(m, ((Op.RESHAPE, (n, TERMS, k, tiles, 1, ow)), (Op.EXPAND, spread), (Op.RESHAPE, merged)))
+    y = sum_of_products(terms, _coefficients(x.device, "AT", merged), (1,), float32)
+    out = make(Op.RESHAPE, y, arg=(n, k, ROWS * tiles, ow))
     if ROWS * tiles != oh:
         out = make(Op.SHRINK, out, arg=((0, n, 1), (0, k, 1), (0, oh, 1), (0, ow, 1)))
-    out = Tensor(out, x.device)
-    return out + bias.reshape(1, k, 1, 1) if bias is not None else out
+    result = Tensor(out, x.device)
+    return result + bias.reshape(1, k, 1, 1) if bias is not None else result
 
 
-_MATRICES: dict[str, tuple[Tensor, Tensor, Tensor]] = {}
+# The transform matrices as each product reads them (reshaped and broadcast to its shape), per
+# device and shape: each matrix realized, and its nodes made, once.
+_COEFFICIENTS: "OrderedDict[tuple, Node]" = OrderedDict()
+_COEFFICIENTS_MOST = 64
+_LOCK = threading.Lock()
 
 
-def _matrices(device: str) -> tuple[Tensor, Tensor, Tensor]:
-    """BT, G and AT as float32 tensors on `device`, made once (each call made three buffers: a
-    third of the graph building's time)."""
-    found = _MATRICES.get(device)
-    if found is None:
-        found = _MATRICES[device] = tuple(asarray(m.astype(np.float32), device=device) for m in (BT, G, AT))
+def _coefficients(device: str, name: str, shape: tuple[int, ...]) -> Node:
+    key = (device, name, shape)
+    with _LOCK:
+        found = _COEFFICIENTS.get(key)
+        if found is not None:
+            _COEFFICIENTS.move_to_end(key)
+            return found
+    matrix = asarray({"BT": BT, "G": G, "AT": AT}[name].astype(np.float32), device=device).node
+    if name == "BT":     # (n, a, c, t, X, i)
+        moves = ((Op.RESHAPE, (1, TERMS, 1, 1, 1, TERMS)), (Op.EXPAND, shape))
+    elif name == "G":    # (a, k, c, j, h)
+        moves = ((Op.RESHAPE, (TERMS, 1, 1, 1, 3)), (Op.EXPAND, shape))
+    else:                # (n, a, k, 4t + u, x): AT[u, a] along the terms, repeated along the tiles
+        n, _, k, rows, ow = shape
+        moves = ((Op.PERMUTE, (1, 0)), (Op.RESHAPE, (1, TERMS, 1, 1, ROWS, 1)),
+                 (Op.EXPAND, (n, TERMS, k, rows // ROWS, ROWS, ow)), (Op.RESHAPE, shape))
+    found = apply(matrix, moves)
+    with _LOCK:
+        _COEFFICIENTS[key] = found
+        while len(_COEFFICIENTS) > _COEFFICIENTS_MOST:
+            _COEFFICIENTS.popitem(last=False)
     return found
-
-
-def _contract(a: Tensor, b: Tensor, axis: int) -> Tensor:
-    """sum(a * b, axis, keepdims) (broadcast), summed in their dtype as a matrix product is."""
-    (left, right), device = operands(a, b, name="conv2d")
-    return Tensor(sum_of_products(left, right, (axis,), left.dtype), device)
