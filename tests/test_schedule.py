@@ -502,13 +502,17 @@ def test_convolution_tiles_outputs_along_channels_with_packed_weights():
     """A 3x3 convolution's taps are too short to vectorize. The register tile's vectors run
     along the output channels, read from the weights packed once per call (channels
     innermost), its rows along the image row (neighbouring inputs, broadcast); the reduction
-    keeps the order the weights are packed in."""
+    runs its longest axis, the input channels, innermost (the weights are packed in that order):
+    a 1x3 convolution over 32 channels ran 3.4 ms with its taps innermost, 2.75 ms so."""
     x, w = lt.asarray(np.ones((2, 8, 12, 56), np.float32)), lt.asarray(np.ones((16, 8, 3, 3), np.float32))
     specs = kernels_of(lt.nn.functional.conv2d(x, w, padding=1))
     assert [bool(reductions(s.expr)) for s in specs][:2] == [False, True]   # the input padded once, then the sum
     tiled = schedule_of(specs[1], AVX512)
     assert CacheRead(1, None) in tiled and CacheWrite("i3_i") in tiled and Vectorize("i1_i", 16) in tiled
-    assert not any(isinstance(p, Reorder) and p.axes[0].startswith("r") for p in tiled)
+    (order,) = [p.axes for p in tiled if isinstance(p, Reorder) and p.axes[0].startswith("r")]
+    (summed,) = reductions(collapse_axes(specs[1].expr))
+    extents = {f"r0_{a}": summed.src[0].shape[a] for a in summed.arg}
+    assert extents[order[-1]] == 8 == max(extents.values())   # the 8 input channels, not the 3 taps
     # a short output row with no tile of vectors along it: the same along channels
     w64 = lt.asarray(np.ones((64, 8, 3, 3), np.float32))
     specs = kernels_of(lt.nn.functional.conv2d(lt.asarray(np.ones((2, 8, 9, 9), np.float32)), w64))
