@@ -161,3 +161,22 @@ def test_no_measurement_while_lt_jit_captures(cache, monkeypatch):
     for _ in range(3):
         np.testing.assert_allclose(step(lx, lw, lb).numpy(), want, rtol=1e-5, atol=1e-4)
     assert not measured
+
+
+def test_a_convolution_that_records_a_gradient_stays_direct(cache):
+    """Winograd's is chosen by a forward measurement: a call that records a gradient (a weight
+    that requires one, grad mode on) runs the direct kernel; under lt.no_grad the remembered
+    choice applies. Gradients as torch's either way."""
+    x, w, b, padding = _conv_data(BIG)
+    lx, lb = lt.asarray(x), lt.asarray(b)
+    lw = lt.nn.Parameter(lt.asarray(w))
+    conv = lambda: lt.nn.functional.conv2d(lx, lw, lb, padding=1)   # noqa: E731
+    tuned.remember_choice("conv2d", "4x16x32x32 * 32x16x3x3 padding 1,1 bias float32", cache, "winograd", 1e-3, 2e-3, 2)
+    with lt.no_grad():
+        winograd_launches = _launches(conv)
+    assert _launches(conv) < winograd_launches
+    out = conv()
+    out.sum().backward()
+    tw = torch.tensor(w, requires_grad=True)
+    torch.nn.functional.conv2d(torch.from_numpy(x), tw, torch.from_numpy(b), padding=1).sum().backward()
+    np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-3)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import math
 import weakref
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
-from typing import Any, Optional, Sequence, Union
 
 from .. import capture
 from ..creation import arange, asarray
 from ..functions import erf, log1p
-from ..autograd import no_grad
+from ..autograd import is_grad_enabled, no_grad
 from ..indexing import take
 from ..movement import sliding_windows
 from ..ir.arith import sum_of_products
@@ -162,7 +162,8 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
     """2-D convolution (cross-correlation, as in PyTorch): x (N, C_in, H, W), weight
     (C_out, C_in / groups, kH, kW) -> (N, C_out, H_out, W_out). The windows are a view of x and
     the output one sum over (C_in, kH, kW) of windows times weights; a large 3x3 float32 one
-    may run Winograd's F(4,3) instead, where tuning measured it faster (nn/winograd.py).
+    that records no gradient may run Winograd's F(4,3) instead, where tuning measured it faster
+    (nn/winograd.py).
 
     >>> F.conv2d(lt.ones((1, 2, 5, 5)), lt.ones((4, 2, 3, 3)), padding=1).shape
     (1, 4, 5, 5)
@@ -177,7 +178,11 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
         raise ValueError(f"conv2d: input of shape {x.shape} ({c_in} channels), weight {weight.shape} and "
                          f"groups={groups} do not fit: need C_in = groups * weight.shape[1] and C_out "
                          "divisible by groups")
-    if winograd.fits(x, weight, stride, dilation, groups) and _implementation(x, weight, bias, padding) == "winograd":
+    # (Winograd's only where no gradient is recorded: its choice measures a forward call, and the
+    # backward of its transforms is not what was measured)
+    recorded = is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, weight, bias))
+    if winograd.fits(x, weight, stride, dilation, groups) and not recorded and \
+            _implementation(x, weight, bias, padding) == "winograd":
         return winograd.conv2d_rows(x, weight, bias, padding)
     return _direct(x, weight, bias, stride, padding, dilation, groups)
 

@@ -56,6 +56,8 @@ def fits(x: Tensor, weight: Tensor, stride: tuple[int, int], dilation: tuple[int
         return False
     if x.dtype.name != "float32" or weight.dtype.name != "float32":
         return False
+    if not all(type(d) is int for d in (*x.shape, *weight.shape)):   # (a symbolic size: one kernel for many)
+        return False
     n, c, h, w = x.shape
     return n * weight.shape[0] * h * w * c * 9 >= MIN_MACS
 
