@@ -79,7 +79,7 @@ def _unswitched(f: For, copies: int) -> list:
     COPIES copies of a statement in all."""
     if f.kind is not LoopKind.VECTORIZED or 2 * copies > COPIES:
         return [f]
-    inner = {f.var} | {s.var for s in loop.walk(f.body) if isinstance(s, For)}
+    inner = {f.var} | {s.var for s in loop.walk(f.body) if isinstance(s, (For, loop.Declare, loop.Assign))}
     cond = next((e.srcs[0] for s in loop.walk(f.body) for root in loop.expressions(s) for e in loop.postorder(root)
                  if isinstance(e, Alu) and e.op is Op.WHERE and not isinstance(e.srcs[0], Const)
                  and _uniform(e.srcs[0], inner)), None)
@@ -93,8 +93,8 @@ def _unswitched(f: For, copies: int) -> list:
 
 
 def _uniform(cond: Expr, inner: set) -> bool:
-    """Whether `cond` reads index variables from outside a loop alone (no loop variable in
-    `inner`, no accumulator, no memory)."""
+    """Whether `cond` reads index variables from outside a loop alone (none in `inner`: the
+    loop's own, the loops and values inside it; no accumulator, no memory)."""
     for e in loop.postorder(cond):
         if isinstance(e, Var) and (e in inner or e.accumulator):
             return False
