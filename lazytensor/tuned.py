@@ -38,7 +38,7 @@ import threading
 import warnings
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .backends.cache import cache_key
 from .backends.runtime import VERSION, Runtime
@@ -247,6 +247,13 @@ ENABLED = os.environ.get("LT_TUNED", "1") != "0"
 def lookup(expr: Node, rt: Runtime) -> Optional[Schedule]:
     """The remembered schedule of kernel expression `expr` (`KernelSpec.expr`) on `rt`'s device, or None.
     (Nothing is hashed while no record is known: a process that never tuned pays a stat.)"""
+    hit = _remembered(rt, lambda: kernel_key(expr, rt))
+    return hit[1] if hit is not None else None
+
+
+def _remembered(rt: Runtime, key: "Callable[[], str]") -> Optional[tuple[dict, Schedule]]:
+    """The record (and its schedule) of `key()` in `rt`'s store, or None; the key is only
+    computed where the store holds a record (nothing is hashed in a process that never tuned)."""
     if not ENABLED:
         return None
     found = store(rt)
@@ -254,8 +261,7 @@ def lookup(expr: Node, rt: Runtime) -> Optional[Schedule]:
         found._refresh()
         if not found.records:
             return None
-    hit = found.records.get(kernel_key(expr, rt))
-    return hit[1] if hit is not None else None
+    return found.records.get(key())
 
 
 # Schedules written by hand (lt.schedule, schedules.py): per kernel expression and device, over
@@ -302,14 +308,7 @@ def choice_key(op: str, signature: str, rt: Runtime) -> str:
 
 def chosen(op: str, signature: str, rt: Runtime) -> Optional[str]:
     """The implementation of `op` remembered for `signature` on `rt`'s device, or None."""
-    if not ENABLED:
-        return None
-    found = store(rt)
-    with found.lock:
-        found._refresh()
-        if not found.records:
-            return None
-    hit = found.records.get(choice_key(op, signature, rt))
+    hit = _remembered(rt, lambda: choice_key(op, signature, rt))
     return hit[0].get("algorithm") if hit is not None else None
 
 
