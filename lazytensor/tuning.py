@@ -24,6 +24,7 @@ schedule is measured first and kept unless beaten, tuning never loses.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import random
@@ -39,11 +40,12 @@ from . import capture, pipeline, tuned
 from .backends.runtime import CompiledKernel, Runtime
 from .devices import canonical_device, default_device, loaded_runtimes, runtime
 from .ir import loop
+from .ir.graph import Node
 from .ir.loop_print import format_kernel
 from .ir.target import Target
 from .scheduler.fusion import KernelSpec
 from .scheduler.schedule import (CacheRead, CacheWrite, Parallel, Reorder, Schedule, Split, Unroll, Vectorize,
-                                 alternative_schedules, reductions, terms_per_output)
+                                 alternative_schedules, reduce_axis, reductions, terms_per_output)
 
 try:
     from tqdm.auto import tqdm
@@ -90,8 +92,15 @@ class Candidate:
 
 # ---- the search space ---------------------------------------------------------------------
 
-def neighbours(schedule: Schedule) -> Iterator[Schedule]:
-    """Schedules one change away from `schedule` (not checked: some do not lower)."""
+def neighbours(schedule: Schedule, reduced: tuple[str, ...] = ()) -> Iterator[Schedule]:
+    """Schedules one change away from `schedule` (not checked: some do not lower). `reduced`:
+    the kernel's reduction loops; where the schedule does not order them, each other order of
+    them is a neighbour too (a 1x3 convolution over 32 channels ran 18% faster with the
+    channels innermost, an order no change to the heuristic schedule's primitives reached)."""
+    if len(reduced) > 1 and not any(isinstance(p, Reorder) and set(p.axes) <= set(reduced) for p in schedule):
+        for order in itertools.permutations(reduced):
+            if order != reduced:
+                yield schedule + (Reorder(order),)
     for i, p in enumerate(schedule):
         changed: list = []
         if isinstance(p, Split):
@@ -119,12 +128,21 @@ def candidates(kernel: KernelSpec, target: Target, limit: int = 32) -> list[Sche
     space = _Space(kernel, target)
     found = [heuristic]
     space.add(heuristic, lowered)
-    for schedule in [*alternative_schedules(expr, target), *neighbours(heuristic)]:
+    for schedule in [*alternative_schedules(expr, target), *neighbours(heuristic, reduction_loops(expr))]:
         if len(found) >= limit:
             break
         if space.lowered(schedule) is not None:
             found.append(schedule)
     return found
+
+
+def reduction_loops(expr: Node) -> tuple[str, ...]:
+    """The names of a (collapsed) kernel expression's reduction loops, in their default order;
+    none where more than one reduction (a softmax's) share the kernel."""
+    reduces = reductions(expr)
+    if len(reduces) != 1:
+        return ()
+    return tuple(reduce_axis(0, a) for a in sorted(reduces[0].arg))
 
 
 class _Space:
@@ -276,6 +294,7 @@ def tune_kernel(kernel: KernelSpec, rt: Runtime, trials: int = DEFAULT_TRIALS, r
     if progress:
         progress(1)
     space, model, rng = _Space(kernel, target), CostModel(), random.Random(seed)
+    reduced = reduction_loops(expr)
     space.add(heuristic, lowered)
     model.add(heuristic, first.seconds)
     timed = {heuristic: first.seconds}
@@ -286,7 +305,7 @@ def tune_kernel(kernel: KernelSpec, rt: Runtime, trials: int = DEFAULT_TRIALS, r
     batch_size = max(2, min(8, 2 * (os.cpu_count() or 1)))
     while result.trials < trials and time.perf_counter() - start < seconds:
         parents = sorted(timed, key=timed.get)[:BEAM]
-        pool = [s for s in [*seeds, *(n for p in parents for n in neighbours(p))] if s not in space.tried]
+        pool = [s for s in [*seeds, *(n for p in parents for n in neighbours(p, reduced))] if s not in space.tried]
         seeds = []
         batch = _pick(space, model.rank(list(dict.fromkeys(pool))), min(batch_size, trials - result.trials), rng)
         if not batch:

@@ -86,3 +86,23 @@ def test_the_cost_model_learns_which_factor_is_faster():
         model.add((Unroll("i0", factor),), 1.0 / factor)
     ranked = model.rank([(Unroll("i0", 2),), (Unroll("i0", 32),), (Unroll("i0", 4),)])
     assert ranked == [(Unroll("i0", 32),), (Unroll("i0", 4),), (Unroll("i0", 2),)]
+
+
+def test_the_reduction_loops_order_is_in_the_search_space():
+    """A schedule that leaves a kernel's reduction loops in their default order has every other
+    order of them as neighbours (none where it orders them itself, or with one loop); the
+    names are those of the kernel's own reduction loops."""
+    from lazytensor.scheduler.schedule import Reorder, Split
+    base = (Split("i0", 4),)
+    found = [n for n in tuning.neighbours(base, ("r0_1", "r0_2", "r0_3")) if isinstance(n[-1], Reorder)]
+    assert len(found) == 5 and all(n[:-1] == base and sorted(n[-1].axes) == ["r0_1", "r0_2", "r0_3"] for n in found)
+    ordered = base + (Reorder(("r0_2", "r0_1")),)
+    assert not [n for n in tuning.neighbours(ordered, ("r0_1", "r0_2")) if len(n) > len(ordered)]
+    assert not [n for n in tuning.neighbours(base, ("r0_1",)) if len(n) > len(base)]
+    rng = np.random.default_rng(2)
+    x, w = (lt.asarray(rng.standard_normal(s).astype(np.float32)) for s in ((2, 8, 10, 10), (4, 8, 3, 3)))
+    kernel = pipeline.kernels([lt.nn.functional.conv2d(x, w).node], runtime("cpu").device.target).kernels[-1]
+    expr, _, _ = pipeline.loops(kernel, runtime("cpu").device.target)
+    assert len(tuning.reduction_loops(expr)) == 3
+    assert any(isinstance(s[-1], Reorder) and set(s[-1].axes) == set(tuning.reduction_loops(expr))
+               for s in tuning.candidates(kernel, runtime("cpu").device.target, limit=64))
