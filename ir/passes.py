@@ -271,15 +271,18 @@ def simplify(node: Node) -> Node:
 def optimize(roots: list[Node]) -> list[Node]:
     """The graph-level pipeline: every reachable node rebuilt from simplified sources, then
     reductions reordered to the layout they are read in."""
-    return reduce_in_read_order(_rebuild(roots, simplify))
+    return reduce_in_read_order(_rebuild(roots, lambda node, _: simplify(node)))
 
 
-def _rebuild(roots: list[Node], rewrite: Callable[[Node], Node]) -> list[Node]:
-    """Every node reachable from `roots` rebuilt bottom-up from rewritten sources, then rewritten."""
+def _rebuild(roots: list[Node], rewrite: Callable[[Node, Node], Node],
+             order: Optional[list[Node]] = None) -> list[Node]:
+    """Every node reachable from `roots` (`order`: toposort(roots), where the caller has it)
+    rebuilt bottom-up from rewritten sources, then rewritten: rewrite(rebuilt, original), the
+    original as the graph had it (for what was known of it)."""
     memo: dict[Node, Node] = {}
-    for node in toposort(roots):
+    for node in order if order is not None else toposort(roots):
         src = tuple(memo[s] for s in node.src)
-        memo[node] = rewrite(node if src == node.src else Node(node.op, node.dtype, node.shape, src, node.arg))
+        memo[node] = rewrite(node if src == node.src else Node(node.op, node.dtype, node.shape, src, node.arg), node)
     return [memo[r] for r in roots]
 
 
@@ -297,12 +300,8 @@ def reduce_in_read_order(roots: list[Node]) -> list[Node]:
     uses = consumers(order)
     single = {node for node, count in uses.items() if count == 1}
     reduced = _read_by_reductions(order)
-    memo: dict[Node, Node] = {}
-    for node in order:
-        src = tuple(memo[s] for s in node.src)
-        new = node if src == node.src else Node(node.op, node.dtype, node.shape, src, node.arg)
-        memo[node] = new if node in reduced else _permuted_reduction(new, single) or new
-    return [memo[r] for r in roots]
+    return _rebuild(roots, lambda node, original: node if original in reduced else
+                    _permuted_reduction(node, single) or node, order)
 
 
 def _read_by_reductions(order: list[Node]) -> set[Node]:
