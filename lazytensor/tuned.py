@@ -108,8 +108,14 @@ def _check(record: dict) -> str:
 
 def make_record(key: str, expr: Node, rt: Runtime, schedule: Schedule, seconds: float,
                 heuristic_seconds: float, trials: int) -> dict:
-    record = {"key": key, "kernel": describe(expr), "device": rt.device.name, "schedule": encode(schedule),
-              "seconds": seconds, "heuristic_seconds": heuristic_seconds, "trials": trials}
+    return _record(key, describe(expr), rt, schedule, seconds, heuristic_seconds, trials)
+
+
+def _record(key: str, name: str, rt: Runtime, schedule: Schedule, seconds: float, heuristic_seconds: float,
+            trials: int, **more: Any) -> dict:
+    """A record of `name` (a kernel, or an op's signature) with its check."""
+    record = {"key": key, "kernel": name, "device": rt.device.name, "schedule": encode(schedule),
+              "seconds": seconds, "heuristic_seconds": heuristic_seconds, "trials": trials, **more}
     record["check"] = _check(record)
     return record
 
@@ -314,11 +320,8 @@ def chosen(op: str, signature: str, rt: Runtime) -> Optional[str]:
 
 def remember_choice(op: str, signature: str, rt: Runtime, algorithm: str, seconds: float,
                     default_seconds: float, trials: int) -> None:
-    record = {"key": choice_key(op, signature, rt), "kernel": f"{op} {signature}", "device": rt.device.name,
-              "schedule": [], "algorithm": algorithm, "seconds": seconds, "heuristic_seconds": default_seconds,
-              "trials": trials}
-    record["check"] = _check(record)
-    store(rt).add(record)
+    store(rt).add(_record(choice_key(op, signature, rt), f"{op} {signature}", rt, (), seconds, default_seconds,
+                          trials, algorithm=algorithm))
 
 
 def export(path: str | os.PathLike, rt: Runtime) -> int:
