@@ -8,8 +8,8 @@ device, remember the fastest (tuned.py), which every later compile of the kernel
 
 The search (`tune_kernel`) is evolutionary: a population of the fastest schedules measured
 (BEAM of them, the heuristic one first) breeds the next batch of candidates, each one change away
-from a parent (`neighbours`: a split factor, vector width or unroll factor doubled or halved; an
-Unroll added, a Parallel, Unroll, CacheRead or CacheWrite dropped; two neighbouring loops swapped;
+from a parent (`neighbours`: a split factor, vector width or unroll factor doubled or halved; a
+register tile's rows one or two more or fewer, its unroll with them; an Unroll added, a Parallel, Unroll, CacheRead or CacheWrite dropped; two neighbouring loops swapped;
 the reduction loops in another order)
 plus structurally different seeds (`alternative_schedules`: say one work-item per output on a
 device whose "GPU" is a CPU). A cost model learned from the measurements so far (ridge regression
@@ -105,6 +105,14 @@ def neighbours(schedule: Schedule, reduced: tuple[str, ...] = ()) -> Iterator[Sc
     for i, p in enumerate(schedule):
         changed: list = []
         if isinstance(p, Split):
+            unrolled = next((j for j, q in enumerate(schedule) if q == Unroll(p.inner, p.factor)), None)
+            if unrolled is not None:   # (a register tile's rows: any count, the tail runs apart)
+                for f in sorted({p.factor * 2, p.factor // 2, p.factor + 1, p.factor - 1, p.factor + 2, p.factor - 2}):
+                    if f >= 1 and f != p.factor:
+                        new_schedule = list(schedule)
+                        new_schedule[i], new_schedule[unrolled] = replace(p, factor=f), Unroll(p.inner, f)
+                        yield tuple(new_schedule)
+                continue
             changed = [replace(p, factor=f) for f in (p.factor * 2, p.factor // 2) if f >= 1]
         elif isinstance(p, Vectorize):
             changed = [replace(p, width=w) for w in (p.width * 2, p.width // 2) if w >= 1]

@@ -286,6 +286,28 @@ def test_cache_write_schedules_agree(operands, name):
     np.testing.assert_allclose(got, (a.T * 0.5) @ b, rtol=2e-5, atol=2e-5)
 
 
+@pytest.mark.parametrize("rows", [6, 5])
+def test_a_register_tile_that_does_not_divide_its_rows_keeps_whole_tiles_in_registers(rows):
+    """scheduler/tails.py on a kernel of known sizes: tiles of 6 (or 5) rows of a 70-row matmul
+    leave a tail of 4 (or 0 rows: 70 = 14 x 5, no versions then); whole tiles run loops of known
+    length (LLVM keeps the unrolled tile in registers: at 1024 rows, 81 -> 182 GFLOP/s), the
+    last tile runs apart, and the values are numpy's."""
+    from lazytensor.ir import loop
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((70, 45)).astype(np.float32), rng.standard_normal((45, 32)).astype(np.float32)
+    out = _matmul_kernel(lt.asarray(a) @ lt.asarray(b))
+    schedule = (Split("i0", rows), Split("i2", 16), Reorder(("i2_o", "i0_o", "i1", "i0_i", "i2_i")),
+                Parallel("i2_o"), CacheWrite("i0_i"), Unroll("i0_i", rows), Vectorize("i2_i", 8), Unroll("i2_i", 2))
+    (spec,) = kernels_of(out)
+    _, _, lowered = pipeline.loops(spec, runtime("cpu").device.target, schedule)
+    tile_rows = [s for s in loop.walk(lowered.body) if isinstance(s, loop.For) and s.var.name == "i0_i"]
+    known = [s for s in tile_rows if isinstance(s.stop, loop.Const)]
+    assert len(known) == 3, "no whole-tile version"   # (the tile's first values, its update, its store)
+    assert len(tile_rows) == (6 if 70 % rows else 3)   # (and the tail's, where there is one)
+    got = run_with_schedule(out, schedule).reshape(70, 32)
+    np.testing.assert_allclose(got, a @ b, rtol=2e-5, atol=2e-5)
+
+
 def test_cache_write_is_refused_where_it_does_not_fit(operands):
     a, b = operands
     with pytest.raises(ValueError, match="CacheWrite"):
