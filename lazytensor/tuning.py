@@ -9,8 +9,9 @@ device, remember the fastest (tuned.py), which every later compile of the kernel
 The search (`tune_kernel`) is evolutionary: a population of the fastest schedules measured
 (BEAM of them, the heuristic one first) breeds the next batch of candidates, each one change away
 from a parent (`neighbours`: a split factor, vector width or unroll factor doubled or halved; a
-register tile's rows one or two more or fewer, its unroll with them; an Unroll added, a Parallel, Unroll, CacheRead or CacheWrite dropped; two neighbouring loops swapped;
-the reduction loops in another order)
+register tile's rows one or two more or fewer, its unroll with them; an Unroll added, a Parallel,
+Unroll, CacheRead or CacheWrite dropped; two neighbouring loops swapped; the reduction loops in
+another order)
 plus structurally different seeds (`alternative_schedules`: say one work-item per output on a
 device whose "GPU" is a CPU). A cost model learned from the measurements so far (ridge regression
 of log time on the schedule's primitives and their log factors, as Ansor and MetaSchedule learn
