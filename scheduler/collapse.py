@@ -183,20 +183,17 @@ def _resplit(nodes: list[Node], expr: Node, splits: list[tuple[int, ...]]) -> No
     first = [0]
     for parts in splits:
         first.append(first[-1] + len(parts))
-
-    def finer(shape: tuple[int, ...]) -> tuple[int, ...]:
-        return _finer(shape, splits)
     memo: dict[Node, Node] = {}
     for node in nodes:
         src = tuple(memo[s] for s in node.src)
         arg = node.arg
         if node.op is Op.LOAD:
-            arg = (arg[0], _one_view(_reshaped(arg[1], finer(arg[1].shape))))
+            arg = (arg[0], _one_view(_reshaped(arg[1], _finer(arg[1].shape, splits))))
         elif node.op is Op.VALID:
-            arg = _one_view(_reshaped(arg, finer(arg.shape)))
+            arg = _one_view(_reshaped(arg, _finer(arg.shape, splits)))
         elif node.op in REDUCTION:
             arg = tuple(first[a] for a in node.arg)
-        memo[node] = Node(node.op, node.dtype, finer(node.shape), src, arg)
+        memo[node] = Node(node.op, node.dtype, _finer(node.shape, splits), src, arg)
     return memo[expr]
 
 
