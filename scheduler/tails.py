@@ -49,11 +49,15 @@ def _versioned(stmts: tuple, whole: tuple, arrays: list[LocalArray], every: bool
 
 def _tail_of(f: For, every: bool) -> Alu | None:
     """The first `min(c, rest)` stop of a loop inside `f` (an unrolled loop, unless `every`) whose
-    `rest` reads f's variable."""
+    `rest` reads f's variable and no variable of a loop inside f (defined only there: a tile's
+    rows split twice are versioned at the inner split's loop)."""
+    inner = {s.var for s in loop.walk(f.body) if isinstance(s, For)}
     for s in loop.walk(f.body):
         if isinstance(s, For) and isinstance(s.stop, Alu) and s.stop.op is Op.MIN and (every or s.unroll > 1) and \
-                isinstance(s.stop.srcs[0], Const) and f.var in loop.postorder(s.stop.srcs[1]):
-            return s.stop
+                isinstance(s.stop.srcs[0], Const):
+            reads = set(loop.postorder(s.stop.srcs[1]))
+            if f.var in reads and not reads & inner:
+                return s.stop
     return None
 
 

@@ -308,6 +308,19 @@ def test_a_register_tile_that_does_not_divide_its_rows_keeps_whole_tiles_in_regi
     np.testing.assert_allclose(got, a @ b, rtol=2e-5, atol=2e-5)
 
 
+def test_a_tail_whose_length_reads_an_inner_loop_is_versioned_inside_it():
+    """Rows split twice (blocks of 16, tiles of 4 unrolled): the last tile's length reads both
+    outer loops, so its two versions go inside the tiles' loop, not at the block loop where
+    that loop's variable is not yet defined (which the loop verifier refused)."""
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((70, 33)).astype(np.float32), rng.standard_normal((33, 45)).astype(np.float32)
+    schedule = (Split("i0", 16), Split("i0_i", 4), Split("i2", 16),
+                Reorder(("i0_o", "i2_o", "i0_i_o", "i1", "i0_i_i", "i2_i")), Parallel("i0_o"),
+                CacheWrite("i0_i_i"), Unroll("i0_i_i", 4), Vectorize("i2_i", 8))
+    got = run_with_schedule(_matmul_kernel(lt.asarray(a) @ lt.asarray(b)), schedule).reshape(70, 45)
+    np.testing.assert_allclose(got, a @ b, rtol=2e-5, atol=2e-5)
+
+
 def test_cache_write_is_refused_where_it_does_not_fit(operands):
     a, b = operands
     with pytest.raises(ValueError, match="CacheWrite"):
