@@ -73,7 +73,7 @@ def expression(root: Expr) -> str:
         elif isinstance(e, Var):
             text[e] = e.name
         elif isinstance(e, Load):
-            text[e] = f"in{e.buf}[{text[e.index]}]"
+            text[e] = f"{'out' if e.buf == 0 else 'in'}{e.buf}[{text[e.index]}]"   # (parameter 0: the output)
         elif isinstance(e, LocalLoad):
             text[e] = f"{e.array}[{text[e.index]}]"
         elif isinstance(e, Alu) and e.op in _INFIX and len(e.srcs) == 2:

@@ -80,7 +80,9 @@ class KernelSchedule:
         return split.outer, split.inner
 
     def reorder(self, *axes: str) -> None:
-        """The output loops in this order, outermost first (the reduction runs inside them)."""
+        """The output loops in this order, outermost first (the reduction runs inside them). Loops
+        of the reduction (split off it) may run among them, outside a cache_write tile (declare it
+        first): the reduction in blocks, the tile's partial results kept in the output between."""
         self._add(Reorder(tuple(axes)))
 
     def fuse(self, *axes: str) -> str:

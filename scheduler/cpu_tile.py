@@ -10,6 +10,7 @@ from ..ir import loop
 from ..ir.symbolic import at_most
 from ..ir.graph import Node
 from ..ir.loop import Alu, Const, Expr, For, LoopKind, Var
+from ..ir.ops import Op
 from ..ir.view import View
 from .lower_expr import _UPDATE, _ExprLowering, _masked_load, _replace_load, _vars, _walk_exprs, identity
 from .nests import _Loop, _Nests, _kernel, _nest, _position, _stride
@@ -40,6 +41,10 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
         raise ValueError(f"CacheWrite({prim.at!r}): the parallel loop stays outside the tile")
     outer, tile = out[:at], out[at:]
     (r,) = reduces
+    inside = [lp.name for lp in tile if lp.reduction]
+    if inside:
+        raise ValueError(f"CacheWrite({prim.at!r}): the reduction loops {inside} run outside the tile, not inside "
+                         "the tile (its outputs are finished after the whole reduction)")
     array = loop.LocalArray("lt_tile", r.dtype, at_most(math.prod(lp.extent for lp in tile)))
     position = _position(tile)
     out_idx = nests.out_index()
@@ -54,8 +59,38 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
 
     init = loop.LocalStore(array.name, position, Const(identity(r.op, r.dtype), r.dtype))
     update, packed, prologues = _pack_inputs(update, caches, outer, nests.reduces[0] + tile, first=1)
-    body = _nest(tile, (init,)) + _nest(nests.reduces[0], _nest(tile, (update,))) + _nest(tile, (finish,))
+    start, end = _nest(tile, (init,)), _nest(tile, (finish,))
+    blocks = [lp for lp in outer if lp.reduction]
+    if blocks:
+        start, end = _in_blocks(expr, r, blocks, tile, array, position, out_index, start, end)
+    body = start + _nest(nests.reduces[0], _nest(tile, (update,))) + end
     return _kernel(name, expr, lowering, nparams, outer, body, prologues, local_arrays=(array, *packed))
+
+
+def _in_blocks(expr: Node, r: Node, blocks: list[_Loop], tile: list[_Loop], array: loop.LocalArray, position: Expr,
+               out_index: Expr, start: tuple, end: tuple) -> tuple[tuple, tuple]:
+    """The tile's `start` and `end` where loops of its reduction (`blocks`) run outside it: each
+    visit of the tile then reduces one block, so the output keeps the partial results between
+    visits. The first block starts from the identity (`start`), the others from the output;
+    the last finishes the outputs (`end`: the expression around the reduction), the others
+    store the partial results. The blocks' loops run in order (not in parallel), each at least
+    once, so the first visit has them all at 0 and the last all at their last iteration."""
+    if r.dtype != expr.dtype:
+        raise ValueError(f"Reorder: the reduction loops {[lp.name for lp in blocks]} run outside the tile, whose "
+                         f"partial results the {expr.dtype.name} output cannot keep (the reduction is in "
+                         f"{r.dtype.name})")
+    if any(not isinstance(n, int) or n < 1 for n in r.src[0].shape):
+        raise ValueError(f"Reorder: the reduction loops {[lp.name for lp in blocks]} run outside the tile, which "
+                         "needs reduced sizes known and not 0 (every output visited)")
+    first = last = None
+    for lp in blocks:
+        first = loop.logical_and(first, loop.less(Var(lp.name), loop.const(1)))
+        last = loop.logical_and(last, Alu(Op.CMPLE, (lp.stop, loop.add(Var(lp.name), loop.const(1))), loop.bool_))
+    partial = loop.Load(0, out_index, r.dtype)
+    resume = _nest(tile, (loop.LocalStore(array.name, position, partial),))
+    keep = _nest(tile, (loop.Store(0, out_index, loop.LocalLoad(array.name, position, r.dtype)),))
+    return ((loop.If(first, start), loop.If(Alu(Op.NOT, (first,), loop.bool_), resume)),
+            (loop.If(last, end), loop.If(Alu(Op.NOT, (last,), loop.bool_), keep)))
 
 
 def _pack_inputs(update: loop.LocalStore, caches: dict[int, CacheRead], outer: list[_Loop], inner: list[_Loop],

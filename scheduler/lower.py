@@ -46,6 +46,10 @@ def _lower(expr: Node, schedule: Schedule, name: str, nparams: int) -> loop.Kern
     blocks, threads, bindings = _launch_shape(nests)
     caches = {prim.slot: prim for prim in schedule if isinstance(prim, CacheRead)}
     tiles = [prim for prim in schedule if isinstance(prim, CacheWrite)]
+    blocked = [lp.name for lp in nests.out if lp.reduction]
+    if blocked and not tiles:
+        raise ValueError(f"Reorder: the reduction loops {blocked} among the output loops need a CacheWrite tile "
+                         "inside them (it keeps the partial results in the output between their iterations)")
     if tiles:
         if any(isinstance(prim, PartialSum) for prim in schedule):
             raise ValueError("PartialSum: not with CacheWrite (the tile keeps one accumulator per output)")

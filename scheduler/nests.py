@@ -24,6 +24,7 @@ class _Loop:
     kind: LoopKind = LoopKind.SERIAL
     width: int = 1
     unroll: int = 1
+    reduction: bool = False   # a reduction's loop among the output loops (its blocks, outside a tile)
 
 
 @dataclass
@@ -105,8 +106,20 @@ def _fuse(nests: _Nests, prim: Fuse) -> None:
 
 
 def _reorder(nests: _Nests, prim: Reorder) -> None:
-    nest, _ = nests.find(prim.axes[0])
+    """The loops of one nest in a new order. An order of output loops may take in loops of a
+    reduction: they then run among the output loops (the reduction in blocks, BLAS's K blocks:
+    a CacheWrite tile inside them keeps its partial results in the output between blocks)."""
+    outputs = {lp.name for lp in nests.out}
+    nest = nests.out if outputs.intersection(prim.axes) else nests.find(prim.axes[0])[0]
     by_name = {lp.name: lp for lp in nest}
+    for name in prim.axes:
+        if name not in by_name:
+            other, at = nests.find(name)
+            if nest is not nests.out:
+                raise ValueError(f"Reorder{prim.axes}: {name!r} is a loop of another reduction (an order takes "
+                                 "the loops of one reduction, or output loops and reduction loops among them)")
+            by_name[name] = other.pop(at)
+            by_name[name].reduction = True
     nest[:] = [by_name[a] for a in prim.axes] + [lp for lp in nest if lp.name not in prim.axes]
 
 
@@ -114,6 +127,9 @@ def _parallel(nests: _Nests, prim: Parallel) -> None:
     nest, at = nests.find(prim.axis)
     if nest is not nests.out or at != 0:
         raise ValueError(f"Parallel({prim.axis!r}): only the outermost loop can run in parallel")
+    if nest[0].reduction:
+        raise ValueError(f"Parallel({prim.axis!r}): a reduction's loop runs serially (its blocks add into the same "
+                         "outputs)")
     nest[0].kind = LoopKind.PARALLEL
 
 

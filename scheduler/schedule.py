@@ -47,7 +47,9 @@ class Split:
 
 @dataclass(frozen=True)
 class Reorder:
-    axes: tuple[str, ...]   # the new order of the output loops, outermost first
+    axes: tuple[str, ...]   # the new order of the output loops, outermost first; or of a reduction's.
+                            # Reduction loops may run among output loops outside a CacheWrite tile
+                            # (cpu_tile.py: the reduction in blocks, partial results in the output)
 
 
 @dataclass(frozen=True)

@@ -383,6 +383,25 @@ def test_a_hand_schedule_runs_when_the_tensor_is_realized():
     np.testing.assert_allclose(_matmul_formula(lt.asarray(A2), lt.asarray(B)).numpy(), A2 @ B, rtol=1e-5, atol=1e-5)
 
 
+def test_a_hand_schedule_may_run_the_reduction_in_blocks_outside_the_tile():
+    """BLAS's K blocks by hand: the reduction split, its outer loop among the output loops
+    (after the tile is declared, which keeps the partial sums in the output between blocks)."""
+    rng = np.random.default_rng(8)
+    A, B = rng.standard_normal((36, 21)).astype(np.float32), rng.standard_normal((21, 48)).astype(np.float32)
+    c = _matmul_formula(lt.asarray(A), lt.asarray(B))
+    s = lt.schedule(c)
+    io, ii = s.split("i0", 4)
+    jo, ji = s.split("i1", 16)
+    ko, _ = s.split("r0_2", 8)
+    s.cache_write(ii)
+    s.reorder(jo, ko, io, "i2", ii, ji)
+    s.parallel(jo)
+    text = lt.lower(c)
+    assert "for r0_2_o in" in text and "= out0[" in text, text   # (the tile resumes from the output)
+    np.testing.assert_allclose(c.numpy(), A @ B, rtol=1e-5, atol=1e-5)
+    s.reset()
+
+
 @pytest.mark.parametrize("steps", [
     [("split", "i0", 8), ("parallel", "i0_o")],
     [("split", "i1", 3), ("reorder", "i1_o", "i0", "i1_i"), ("unroll", "i1_i", 3)],

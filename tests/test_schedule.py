@@ -321,6 +321,55 @@ def test_a_tail_whose_length_reads_an_inner_loop_is_versioned_inside_it():
     np.testing.assert_allclose(got, a @ b, rtol=2e-5, atol=2e-5)
 
 
+def _blocked(block: int, pack_rows: bool = True) -> tuple:
+    """A BLAS-like schedule of an (m, 1, n) matmul: blocks of 16 rows in parallel, the reduction
+    in blocks of `block` outside the register tile (4 rows by 16 columns), each block's rows of
+    the left operand packed once per reduction block, the right one's columns per column tile."""
+    return ((Split("i0", 16), Split("i0_i", 4), Split("i2", 16), Split("r0_1", block),
+             Reorder(("i0_o", "r0_1_o", "i2_o", "i0_i_o", "i1", "i0_i_i", "i2_i")), Parallel("i0_o"))
+            + ((CacheRead(0, "r0_1_o"),) if pack_rows else ())
+            + (CacheRead(1, "i2_o"), CacheWrite("i0_i_i"), Unroll("i0_i_i", 4), Vectorize("i2_i", 8)))
+
+
+@pytest.mark.parametrize("block", [64, 100, 300, 512])
+def test_a_reduction_blocked_outside_the_tile_accumulates_in_the_output(block):
+    """A reduction loop among the output loops, outside the CacheWrite tile (BLAS's K blocks,
+    so that a block of one operand stays in cache while the other streams): the tile starts
+    from the output's partial sums after the first block, stores them back before the last,
+    and only the last block applies what follows the reduction (bias and relu here, which
+    would be wrong applied to a partial sum). Blocks that do not divide the reduction (300 by
+    64) leave a shorter last one; one block of all (300, 512) is the plain tile."""
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((70, 300)).astype(np.float32), rng.standard_normal((300, 45)).astype(np.float32)
+    bias = rng.standard_normal(45).astype(np.float32)
+    out = lt.nn.functional.relu(lt.asarray(a) @ lt.asarray(b) + lt.asarray(bias))
+    for pack_rows in (True, False):
+        got = run_with_schedule(out, _blocked(block, pack_rows)).reshape(70, 45)
+        np.testing.assert_allclose(got, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_a_blocked_reduction_is_refused_where_it_cannot_accumulate_in_the_output():
+    """The output holds the partial sums between reduction blocks: so a reduction loop among the
+    output loops needs a CacheWrite tile inside it, runs serially (threads would add into the
+    same outputs), stays outside the tile, and needs an output of the accumulator's dtype
+    (float16 sums in float32)."""
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((40, 50)).astype(np.float32), rng.standard_normal((50, 24)).astype(np.float32)
+    out = lt.asarray(a) @ lt.asarray(b)
+    order = Reorder(("r0_1_o", "i0", "i1", "i2"))
+    with pytest.raises(ValueError, match="r0_1_o.*CacheWrite"):
+        run_with_schedule(out, [Split("r0_1", 16), order])
+    with pytest.raises(ValueError, match="Parallel.*r0_1_o.*reduction"):
+        run_with_schedule(out, [Split("r0_1", 16), order, Parallel("r0_1_o")])
+    with pytest.raises(ValueError, match="r0_1_o.*inside the tile"):
+        run_with_schedule(out, [Split("r0_1", 16), Reorder(("i0", "r0_1_o", "i1", "i2")), CacheWrite("i0")])
+    half = lt.asarray(a.astype(np.float16)) @ lt.asarray(b.astype(np.float16))
+    with pytest.raises(ValueError, match="float16.*float32"):
+        run_with_schedule(half, [Split("r0_1", 16), order, CacheWrite("i0")])
+    got = run_with_schedule(out, [Split("r0_1", 16), order, CacheWrite("i0")]).reshape(40, 24)
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
+
+
 def test_cache_write_is_refused_where_it_does_not_fit(operands):
     a, b = operands
     with pytest.raises(ValueError, match="CacheWrite"):
