@@ -680,12 +680,16 @@ def _best_tile(m: int, n: int, lanes: int, most: int) -> tuple[int, int] | None:
     """(rows, columns) of the register tile for an m x n output. The tile divides both (its
     loops unroll fully; LLVM interleaves a power of two of vectors) and holds at most `most`
     vectors (H.tile_accumulators). Most FMAs per load first (each step broadcasts `rows` values
-    and loads `vectors`: rows*vectors FMAs per rows+vectors loads), then most accumulators."""
+    and loads `vectors`: rows*vectors FMAs per rows+vectors loads), then most accumulators.
+    Then, where m is long, as many rows as fill `most`, dividing m or not (H.TILE_TAIL_MIN_TILES)."""
     fits = [(_fmas_per_load(mr, v), mr * v, mr, v) for mr in range(1, most + 1)
             for v in (1, 2, 4, 8) if mr * v <= most and m % mr == 0 and n % (v * lanes) == 0]
     if not fits:
         return None
     _, _, mr, v = max(fits)
+    rows = most // v   # the rows that fill the registers, where a last, shorter tile is rare
+    if isinstance(m, int) and rows > mr and m >= H.TILE_TAIL_MIN_TILES * rows:
+        mr = rows      # (it runs apart, its loops' lengths known to the rest: tails.py)
     return (mr, v * lanes) if mr * v >= H.TILE_MIN_ACCUMULATORS else None
 
 
