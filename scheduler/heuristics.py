@@ -41,11 +41,12 @@ TILE_ACCUMULATORS = 16
 TILE_SPARE_REGISTERS = 4
 
 
-# A register tile's rows need not divide the output's (the last, shorter tile runs apart:
-# tails.py) where at least this many tiles make it rare: the tile then takes as many rows as
-# fill tile_accumulators. On AVX2 (12): matmul 2048 in 6 x 16 tiles 1.04-1.09x faster than in
-# 4 x 16 (the largest dividing 2048), 1024 1.00-1.03x (Zen 3, 2 cores).
-TILE_TAIL_MIN_TILES = 32
+# A register tile need not divide the output (its last, shorter tile along an axis runs apart:
+# tails.py) where the axis has at least this many tiles, so that the short one is rare. On AVX2
+# (12 accumulators; Zen 3, 2 cores), against the largest dividing tiles: matmul 2048 in 6 x 16
+# 1.04-1.09x faster than 4 x 16, 1024 1.00-1.03x, 512 1.20x; 300 and 500 in 6 x 16 1.2x faster
+# than 12 x 4 (half vectors), 700 1.36x; 100 (6 tiles of 16 columns) 0.79x: not there.
+TILE_TAIL_MIN_TILES = 16
 
 
 def tile_accumulators(target) -> int:

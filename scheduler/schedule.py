@@ -631,7 +631,7 @@ def _register_tile_schedule(shape: tuple[int, ...], vector_axes: list[int], work
             if not rows or width < H.CACHE_WRITE_MIN_LANES:
                 continue
             m, row = max(rows)
-            fit = _best_tile(m, shape[col], width, H.tile_accumulators(target))
+            fit = _best_tile(m, shape[col], width, H.tile_accumulators(target), target.vector_registers)
             if fit is not None:   # widest vectors, then most FMAs per load, then the last axis
                 rank = (-width, -_fmas_per_load(fit[0], fit[1] // width), col != last)
                 fits.append((rank, row, col, width, fit))
@@ -676,20 +676,25 @@ def _fmas_per_load(rows: int, vectors: int) -> float:
     return rows * vectors / (rows + vectors)
 
 
-def _best_tile(m: int, n: int, lanes: int, most: int) -> tuple[int, int] | None:
-    """(rows, columns) of the register tile for an m x n output. The tile divides both (its
-    loops unroll fully; LLVM interleaves a power of two of vectors) and holds at most `most`
-    vectors (H.tile_accumulators). Most FMAs per load first (each step broadcasts `rows` values
-    and loads `vectors`: rows*vectors FMAs per rows+vectors loads), then most accumulators.
-    Then, where m is long, as many rows as fill `most`, dividing m or not (H.TILE_TAIL_MIN_TILES)."""
-    fits = [(_fmas_per_load(mr, v), mr * v, mr, v) for mr in range(1, most + 1)
-            for v in (1, 2, 4, 8) if mr * v <= most and m % mr == 0 and n % (v * lanes) == 0]
+def _best_tile(m: int, n: int, lanes: int, most: int, registers: int) -> tuple[int, int] | None:
+    """(rows, columns) of the register tile for an m x n output, `vectors` of `lanes` wide. The
+    tile holds at most `most` vector accumulators (H.tile_accumulators), and its accumulators,
+    a step's vectors and a broadcast fit in the target's `registers` (3 rows of 4 vectors on
+    AVX2 needed 17 of 16, spilled, and ran matmul 768 at 84 GFLOP/s against 136 in 6 x 2). Its
+    loops unroll fully (LLVM interleaves a power of two of vectors). It divides m and n, or
+    leaves a last, shorter tile along an axis long enough that it is rare (at least
+    H.TILE_TAIL_MIN_TILES tiles), which runs apart, its loops' lengths known to the rest
+    (tails.py). Most FMAs per load first (each step broadcasts `rows` values and loads
+    `vectors`: rows*vectors FMAs per rows+vectors loads), then most accumulators, then a tile
+    that divides."""
+    def fits_along(extent, size: int) -> bool:
+        return extent % size == 0 or (isinstance(extent, int) and extent >= H.TILE_TAIL_MIN_TILES * size)
+    fits = [(_fmas_per_load(mr, v), mr * v, m % mr == 0 and n % (v * lanes) == 0, mr, v)
+            for mr in range(1, most + 1) for v in (1, 2, 4, 8)
+            if mr * v <= most and mr * v + v + 1 <= registers and fits_along(m, mr) and fits_along(n, v * lanes)]
     if not fits:
         return None
-    _, _, mr, v = max(fits)
-    rows = most // v   # the rows that fill the registers, where a last, shorter tile is rare
-    if isinstance(m, int) and rows > mr and m >= H.TILE_TAIL_MIN_TILES * rows:
-        mr = rows      # (it runs apart, its loops' lengths known to the rest: tails.py)
+    *_, mr, v = max(fits)
     return (mr, v * lanes) if mr * v >= H.TILE_MIN_ACCUMULATORS else None
 
 

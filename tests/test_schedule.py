@@ -291,7 +291,7 @@ def test_a_register_tile_that_does_not_divide_its_rows_keeps_whole_tiles_in_regi
     """scheduler/tails.py on a kernel of known sizes: tiles of 6 (or 5) rows of a 70-row matmul
     leave a tail of 4 (or 0 rows: 70 = 14 x 5, no versions then); whole tiles run loops of known
     length (LLVM keeps the unrolled tile in registers: at 1024 rows, 81 -> 182 GFLOP/s), the
-    last tile runs apart, and the values are numpy's."""
+    last tile runs apart, its 4 rows a loop of known length too, and the values are numpy's."""
     from lazytensor.ir import loop
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((70, 45)).astype(np.float32), rng.standard_normal((45, 32)).astype(np.float32)
@@ -300,11 +300,36 @@ def test_a_register_tile_that_does_not_divide_its_rows_keeps_whole_tiles_in_regi
                 Parallel("i2_o"), CacheWrite("i0_i"), Unroll("i0_i", rows), Vectorize("i2_i", 8), Unroll("i2_i", 2))
     (spec,) = kernels_of(out)
     _, _, lowered = pipeline.loops(spec, runtime("cpu").device.target, schedule)
-    tile_rows = [s for s in loop.walk(lowered.body) if isinstance(s, loop.For) and s.var.name == "i0_i"]
-    known = [s for s in tile_rows if isinstance(s.stop, loop.Const)]
-    assert len(known) == 3, "no whole-tile version"   # (the tile's first values, its update, its store)
-    assert len(tile_rows) == (6 if 70 % rows else 3)   # (and the tail's, where there is one)
+    stops = [s.stop for s in loop.walk(lowered.body) if isinstance(s, loop.For) and s.var.name == "i0_i"]
+    assert stops.count(loop.const(rows)) == 3, "no whole-tile version"   # (its first values, update, store)
+    assert all(isinstance(stop, loop.Const) for stop in stops), stops
+    assert stops.count(loop.const(70 % rows)) == (3 if 70 % rows else 0)   # (the tail's, where there is one)
     got = run_with_schedule(out, schedule).reshape(70, 32)
+    np.testing.assert_allclose(got, a @ b, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("columns", [700, 696, 701])
+def test_a_register_tiles_last_columns_run_in_vectors_that_divide_them(columns):
+    """tails.py: a tile of 16 columns over 700 leaves 12, a loop of known length in 3 vectors of
+    4 (in vectors of 8, LLVM left it scalar: the matmul 1.5x slower); over 696, 8 in one vector
+    of 8; over 701, 13 columns, which no vector of at least 4 divides: a loop of unknown length.
+    The rows' tail (6 rows over 20 leave 2) is versioned inside each, and the values are numpy's."""
+    from lazytensor.ir import loop
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((20, 33)).astype(np.float32), rng.standard_normal((33, columns)).astype(np.float32)
+    out = _matmul_kernel(lt.asarray(a) @ lt.asarray(b))
+    schedule = (Split("i0", 6), Split("i2", 16), Reorder(("i2_o", "i0_o", "i1", "i0_i", "i2_i")),
+                Parallel("i2_o"), CacheWrite("i0_i"), Unroll("i0_i", 6), Vectorize("i2_i", 8), Unroll("i2_i", 2))
+    (spec,) = kernels_of(out)
+    _, _, lowered = pipeline.loops(spec, runtime("cpu").device.target, schedule)
+    tiles = {(s.stop.value if isinstance(s.stop, loop.Const) else None, s.vector_width, s.unroll)
+             for s in loop.walk(lowered.body) if isinstance(s, loop.For) and s.var.name == "i2_i"}
+    last = {700: (12, 4, 3), 696: (8, 8, 1), 701: (None, 8, 2)}[columns]
+    assert (16, 8, 2) in tiles and last in tiles, tiles
+    rows = {s.stop.value if isinstance(s.stop, loop.Const) else None
+            for s in loop.walk(lowered.body) if isinstance(s, loop.For) and s.var.name == "i0_i"}
+    assert rows == {6, 2}, rows
+    got = run_with_schedule(out, schedule).reshape(20, columns)
     np.testing.assert_allclose(got, a @ b, rtol=2e-5, atol=2e-5)
 
 
@@ -634,6 +659,22 @@ def test_register_tiles_fit_the_targets_vector_registers(case):
         else:
             used = _accumulators(schedule)
         assert 4 <= used <= most, (target.vector_registers, schedule)
+
+
+@pytest.mark.parametrize("n", [768, 1536, 300, 700])
+def test_register_tiles_leave_registers_for_a_steps_loads(n):
+    """A tile's accumulators, the vectors a step loads and a broadcast fit in the registers: 3
+    rows of 4 vectors on AVX2 (12 + 4 + 1 = 17 of 16) spilled, matmul 768 at 84 GFLOP/s against
+    136 in 6 rows of 2. Along long axes the tile need not divide them (tails.py runs the rest):
+    on AVX2, 6 x 16 for 300 and 700 too (300 in half vectors of 4 before: 1.2x slower)."""
+    spec = _reduction_of(lt.asarray(np.ones((n, n), np.float32)) @ lt.asarray(np.ones((n, n), np.float32)))
+    for target in (AVX512, AVX2):
+        schedule = schedule_of(spec, target)
+        vectorized = next(p.axis for p in schedule if isinstance(p, Vectorize))
+        vectors = next((p.factor for p in schedule if isinstance(p, Unroll) and p.axis == vectorized), 1)
+        assert _accumulators(schedule) + vectors + 1 <= target.vector_registers, (target.vector_registers, schedule)
+    schedule = schedule_of(spec, AVX2)
+    assert Split("i0", 6) in schedule and Split("i2", 16) in schedule, schedule
 
 
 def test_llvm_is_told_the_schedule_on_every_loop():
