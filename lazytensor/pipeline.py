@@ -40,7 +40,7 @@ from .ir.target import Target
 from .ir.verify import IRError, verify, verify_kernel_expression, verify_loops
 from .scheduler.collapse import collapse_axes
 from .scheduler.fusion import CopyTransposed, KernelSpec, fuse
-from .scheduler.heuristics import pack_span_bytes
+from .scheduler.heuristics import TRANSPOSED_COPY_MIN_ROWS, TRANSPOSED_COPY_MIN_WORK, pack_span_bytes
 from .scheduler.lower import check_fits, lower
 from .scheduler.schedule import CacheRead, CacheWrite, Schedule, heuristic_schedule, reductions
 
@@ -69,7 +69,8 @@ def kernels(outputs: list[Node], target: Target, leaves: Sequence[Node] = ()) ->
     if lowered is not bases:
         bases = optimize(lowered)
         _check_graph(bases, "lowered graph")
-    copies = None if target.launches_blocks else CopyTransposed(pack_span_bytes(target), 2 * target.simd_bytes)
+    copies = None if target.launches_blocks else CopyTransposed(pack_span_bytes(target), 2 * target.simd_bytes,
+                                                                 TRANSPOSED_COPY_MIN_ROWS, TRANSPOSED_COPY_MIN_WORK)
     specs = fuse(bases, hoist_reductions=target.hoists_reductions, transposed_copies=copies)
     if _wanted("fuse") or _verifying():
         for i, spec in enumerate(specs):

@@ -177,11 +177,15 @@ def view_through(shape: tuple[int, ...], path: tuple[Node, ...]) -> ViewStack:
 
 @dataclass(frozen=True)
 class CopyTransposed:
-    """When fusion copies a reduction's operand transposed (_transposed_copy): where the rows it
-    reads along the reduced axes span `span` bytes or more, and the kernel's last axis is a
-    whole number of `tile_bytes` (a register tile's columns, which vectorize along it)."""
+    """When fusion copies a reduction's operand transposed (_transposed_copy): where the kernel's
+    last axis is a whole number of `tile_bytes` (a register tile's columns, which vectorize
+    along it), and the rows it reads along the reduced axes span `span` bytes or more (g in
+    g.T @ x), or it runs along the reduced axes across the tile's columns, `rows` rows or more
+    of the tile reuse it and the product does `work` multiply-adds or more (w in x @ w.T)."""
     span: int
     tile_bytes: int
+    rows: int
+    work: int
 
 
 @dataclass
@@ -378,7 +382,11 @@ def _transposed_copy(node: Node, path: tuple[Node, ...], frame: frozenset[int],
     GFLOP/s on a Zen 3): `node` copied with its axes permuted so that the reduced ones come
     last, and the path that reads the copy as `path` reads `node` (a transposing copy runs near
     memory speed, the product of the copy at 190 GFLOP/s; weight gradients 1.2-1.8x faster in
-    all). Only where each axis of the read steps along one axis of `node`, or along several
+    all). And where a reduction reads `node` along its reduced axes but across the kernel's last
+    output axis, broadcast along other output axes that reuse it (w in x @ w.T, a Linear
+    layer's forward, which a dot-product tile read at 85-100 GFLOP/s): `node` copied with
+    the output axes last, so the product runs in the register tile of x @ w (CopyTransposed
+    says when). Only where each axis of the read steps along one axis of `node`, or along several
     that a reshape merged, forwards; None otherwise (a slice or a reversed view is read as it
     is)."""
     if has_sym(node.shape) or (path and has_sym(path[0].shape)):   # (symbolic sizes: read as it is)
@@ -389,11 +397,19 @@ def _transposed_copy(node: Node, path: tuple[Node, ...], frame: frozenset[int],
     strides, space = view.affine[0], path[0].shape
     outputs = [d for d in range(len(space)) if d not in frame and space[d] > 1]
     reduced = [d for d in sorted(frame) if space[d] > 1]
-    if not outputs or not reduced or strides[outputs[-1]] != 0 or all(strides[d] != 1 for d in outputs) or \
-            space[outputs[-1]] * node.dtype.itemsize % when.tile_bytes:
+    if not outputs or not reduced or space[outputs[-1]] * node.dtype.itemsize % when.tile_bytes:
         return None
-    if math.prod(space[d] for d in reduced) * abs(strides[reduced[-1]]) * node.dtype.itemsize < when.span:
-        return None
+    if strides[outputs[-1]] == 0:   # g in g.T @ x: the reduced axes last in the copy
+        if all(strides[d] != 1 for d in outputs) or \
+                math.prod(space[d] for d in reduced) * abs(strides[reduced[-1]]) * node.dtype.itemsize < when.span:
+            return None
+        first, last = outputs, reduced
+    else:   # w in x @ w.T: the output axes last
+        reuse = math.prod(space[d] for d in outputs if strides[d] == 0)
+        if strides[reduced[-1]] != 1 or strides[outputs[-1]] == 1 or reuse < when.rows or \
+                math.prod(space) < when.work:
+            return None
+        first, last = reduced, outputs
     row_major = [math.prod(node.shape[j + 1:]) for j in range(len(node.shape))]
     runs: dict[int, list[int]] = {}   # read axis -> the axes of `node` it steps along (merged by a reshape)
     for d in outputs + reduced:
@@ -412,7 +428,7 @@ def _transposed_copy(node: Node, path: tuple[Node, ...], frame: frozenset[int],
     if taken != [j for j, n in enumerate(node.shape) if n > 1]:
         return None
     order = [j for j, n in enumerate(node.shape) if n == 1 and all(j not in run for run in runs.values())]
-    order += [j for d in outputs + reduced if d in runs for j in runs[d]]
+    order += [j for d in first + last if d in runs for j in runs[d]]
     if order == list(range(len(node.shape))):
         return None
     copy = make(Op.PERMUTE, node, arg=tuple(order))
