@@ -64,6 +64,8 @@ def tile_accumulators(target) -> int:
 # blocks of rows reuse it, and it fits in half of a core's L2, so that the rows of A streaming
 # past do not evict it. The panel lives on the stack.
 PACK_MIN_STRIDE_BYTES = 1024
+PACK_MIN_REUSE = 16
+
 # x @ w.T (a Linear layer's forward): w runs along K, so the tile's columns are far apart and a
 # dot-product tile vectorizes along K instead. Where this many rows of x reuse w and the product
 # does this many multiply-adds, w is copied transposed first (fusion: a kernel of its own) and
@@ -72,7 +74,6 @@ PACK_MIN_STRIDE_BYTES = 1024
 # 1.1-1.4x faster; 128x784 @ 784x512 and 256^3 0.9-1.3x, noise; 128^3: the copy's launch costs.
 TRANSPOSED_COPY_MIN_ROWS = 256
 TRANSPOSED_COPY_MIN_WORK = 1 << 24
-PACK_MIN_REUSE = 16
 
 
 def pack_span_bytes(target) -> int:

@@ -8,7 +8,11 @@ unknown indices anywhere would keep it in memory in both.
 Which tails: in a kernel with symbolic sizes (lazytensor/sizes.py) every one, since its splits
 cannot divide a size they do not know; in a kernel of known sizes, those of unrolled loops (a
 register tile's rows: 6 rows of 1024 leave a tail of 4), where the second copy of the body
-buys registers; elsewhere LLVM handles a loop of unknown length as well.
+buys registers; elsewhere LLVM handles a loop of unknown length as well. Inside each version,
+the unrolled loops' other tails get versions of their own (a tile's columns after its rows).
+Where the sizes are known, the tail's length is too (n % c): the tail's loops then have that
+length, vectorized in vectors that divide it (_remainder), so the last tile too stays in
+registers.
 
 A 64x128 @ 128x128 matmul with a symbolic row count: 92 -> 25 us, its concrete twin's time. A
 matmul 1024 in tiles of 6x16 (4 rows left over): 81 -> 182 GFLOP/s (Zen 3, 2 cores).

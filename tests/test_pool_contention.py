@@ -199,9 +199,9 @@ def test_a_worker_on_its_launchers_cpu_moves_off_it(count):
             os.sched_setaffinity(0, {cpus[0]})   # (this thread only)
             try:
                 os.sched_setaffinity(worker, {cpus[0]})
-                helped = pool.worker_chunks
-                deadline = time.monotonic() + 30
-                while pool.moves == 0 or pool.worker_chunks == helped:
+                helped, moved = pool.worker_chunks, pool.moves   # (it may have moved before: a move
+                deadline = time.monotonic() + 30                 # counts once its mask is back)
+                while pool.moves == moved or pool.worker_chunks == helped:
                     assert time.monotonic() < deadline, "the worker never moved off its launcher's cpu"
                     job = Job(20000)
                     job.run(pool, count)
