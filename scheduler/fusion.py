@@ -202,6 +202,7 @@ class _KernelBuilder:
     computed: set = field(default_factory=set)      # reductions this kernel computes
     materialized: set = field(default_factory=set)  # reductions every read of which loads
     inlined: set = field(default_factory=set)       # nodes (not the root) computed in this kernel
+    factors: set = field(default_factory=set)       # what a sum of products here multiplies (under views)
 
     def build(self) -> KernelSpec:
         """The kernel's expression. A reduction is computed here at every read or loaded at
@@ -211,6 +212,7 @@ class _KernelBuilder:
         self.inside = self._uses_inside()
         while True:
             self.inputs, self.new_roots, self.memo, self.computed, self.inlined = [], [], {}, set(), set()
+            self.factors = set()
             expr = self.visit(self.root, (), False, False, frozenset())
             both = self.computed & set(self.new_roots)
             if not both:
@@ -260,7 +262,7 @@ class _KernelBuilder:
         copy. (Computed transposed in one kernel instead, its own inputs are read across rows
         and the value again by any other kernel that needs it: a GELU gradient, 2048x512, took
         1.6 ms so against 1.1 + 0.4 computed, then copied.)"""
-        moved = _transposed_copy(node, path, frame, self.transposed_copies) \
+        moved = _transposed_copy(node, path, frame, self.transposed_copies, node in self.factors) \
             if self.transposed_copies is not None and frame else None
         if not in_memory:
             self.new_roots.append(node)
@@ -324,6 +326,8 @@ class _KernelBuilder:
                 return self.read(node, path, in_reduce, space, frame)
             self.computed.add(node)
             self.inlined.add(node)
+            if node.op is Op.SUM and node.src[0].op is Op.MUL:   # (a matmul's operands)
+                self.factors.update(_under_views(factor) for factor in node.src[0].src)
             inner = frame | frozenset(node.arg) if frame is not None else None
             child = yield (node.src[0], (), shared, True, inner)
             return Node(node.op, node.dtype, node.shape, (child,), node.arg)
@@ -371,8 +375,15 @@ def _unaffine_view(node: Node, path: tuple[Node, ...]) -> int | None:
     return None
 
 
+def _under_views(node: Node) -> Node:
+    """What `node` views (through movement ops other than padding), or `node` itself."""
+    while node.op in MOVEMENT and node.op is not Op.PAD:
+        node = node.src[0]
+    return node
+
+
 def _transposed_copy(node: Node, path: tuple[Node, ...], frame: frozenset[int],
-                     when: CopyTransposed) -> tuple[Node, tuple[Node, ...]] | None:
+                     when: CopyTransposed, factor: bool) -> tuple[Node, tuple[Node, ...]] | None:
     """Where a reduction reads `node` through `path` (top first) broadcast along the kernel's last
     output axis (a register tile's vector axis, where it holds whole tiles: the other operand's
     rows) and contiguous along another output axis, but down long rows along its reduced axes
@@ -384,9 +395,10 @@ def _transposed_copy(node: Node, path: tuple[Node, ...], frame: frozenset[int],
     memory speed, the product of the copy at 190 GFLOP/s; weight gradients 1.2-1.8x faster in
     all). And where a reduction reads `node` along its reduced axes but across the kernel's last
     output axis, broadcast along other output axes that reuse it (w in x @ w.T, a Linear
-    layer's forward, which a dot-product tile read at 85-100 GFLOP/s): `node` copied with
-    the output axes last, so the product runs in the register tile of x @ w (CopyTransposed
-    says when). Only where each axis of the read steps along one axis of `node`, or along several
+    layer's forward, which a dot-product tile read at 85-100 GFLOP/s), where it is a `factor`
+    of a sum of products (pairwise distances, sum((a - b)**2), ran 1.8-2.5x slower in a tile
+    than in dot products): `node` copied with the output axes last, so the product runs in the
+    register tile of x @ w (CopyTransposed says when). Only where each axis of the read steps along one axis of `node`, or along several
     that a reshape merged, forwards; None otherwise (a slice or a reversed view is read as it
     is)."""
     if has_sym(node.shape) or (path and has_sym(path[0].shape)):   # (symbolic sizes: read as it is)
@@ -404,9 +416,9 @@ def _transposed_copy(node: Node, path: tuple[Node, ...], frame: frozenset[int],
                 math.prod(space[d] for d in reduced) * abs(strides[reduced[-1]]) * node.dtype.itemsize < when.span:
             return None
         first, last = outputs, reduced
-    else:   # w in x @ w.T: the output axes last
+    else:   # w in x @ w.T (a factor of a sum of products): the output axes last
         reuse = math.prod(space[d] for d in outputs if strides[d] == 0)
-        if strides[reduced[-1]] != 1 or strides[outputs[-1]] == 1 or reuse < when.rows or \
+        if not factor or strides[reduced[-1]] != 1 or strides[outputs[-1]] == 1 or reuse < when.rows or \
                 math.prod(space) < when.work:
             return None
         first, last = reduced, outputs
