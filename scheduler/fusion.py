@@ -398,9 +398,9 @@ def _transposed_copy(node: Node, path: tuple[Node, ...], frame: frozenset[int],
     layer's forward, which a dot-product tile read at 85-100 GFLOP/s), where it is a `factor`
     of a sum of products (pairwise distances, sum((a - b)**2), ran 1.8-2.5x slower in a tile
     than in dot products): `node` copied with the output axes last, so the product runs in the
-    register tile of x @ w (CopyTransposed says when). Only where each axis of the read steps along one axis of `node`, or along several
-    that a reshape merged, forwards; None otherwise (a slice or a reversed view is read as it
-    is)."""
+    register tile of x @ w (CopyTransposed says when). Only where each axis of the read steps
+    along one axis of `node`, or along several that a reshape merged, forwards; None otherwise
+    (a slice or a reversed view is read as it is)."""
     if has_sym(node.shape) or (path and has_sym(path[0].shape)):   # (symbolic sizes: read as it is)
         return None
     view = view_through(node.shape, path)

@@ -45,7 +45,8 @@ def _versioned(stmts: tuple, whole: tuple, arrays: list[LocalArray], every: bool
             if tail is None:
                 stmt = replace(stmt, body=_versioned(stmt.body, whole, arrays, every))
             else:   # (then the unrolled loops' tails inside each version: a tile's columns after its rows)
-                stmt = replace(stmt, body=_versioned(_two_versions(stmt.body, tail, whole, arrays), whole, arrays, False))
+                versions = _two_versions(stmt.body, tail, whole, arrays)
+                stmt = replace(stmt, body=_versioned(versions, whole, arrays, False))
         elif isinstance(stmt, If):
             stmt = replace(stmt, body=_versioned(stmt.body, whole, arrays, every))
         out.append(stmt)
@@ -73,7 +74,8 @@ def _two_versions(body: tuple, tail: Alu, whole: tuple, arrays: list[LocalArray]
     taken = {a.name for a in arrays}
     renamed = {}
     for name in sorted(own):   # (a tile versioned twice, rows then columns: a name each)
-        renamed[name] = next(f"{name}{TAIL}{k or ''}" for k in range(len(taken) + 1) if f"{name}{TAIL}{k or ''}" not in taken)
+        renamed[name] = next(new for new in (f"{name}{TAIL}{k or ''}" for k in range(len(taken) + 1))
+                             if new not in taken)
         taken.add(renamed[name])
     arrays += [replace(a, name=renamed[a.name]) for a in list(arrays) if a.name in renamed]
     last = _remainder(tail, body)   # (known: the tail's loops too have a known length)
@@ -81,7 +83,9 @@ def _two_versions(body: tuple, tail: Alu, whole: tuple, arrays: list[LocalArray]
     def in_tail(x):
         if x is tail and last is not None:
             return last
-        return LocalLoad(renamed[x.array], x.index, x.dtype) if isinstance(x, LocalLoad) and x.array in renamed else None
+        if isinstance(x, LocalLoad) and x.array in renamed:
+            return LocalLoad(renamed[x.array], x.index, x.dtype)
+        return None
     partial = loop.rewrite_statements(_retiled(body, tail, last) if last is not None else body,
                                       lambda e: loop.rewrite(e, in_tail), renamed)
     return (If(loop.less(loop.const(c.value - 1), rest), full), If(loop.less(rest, c), partial))
@@ -97,7 +101,8 @@ def _retiled(stmts: tuple, tail: Alu, length: Const) -> tuple:
                 width = s.vector_width
                 while length.value % width:
                     width //= 2
-                s = replace(s, body=body, vector_width=width, unroll=max(1, length.value // width) if s.unroll > 1 else 1)
+                unroll = max(1, length.value // width) if s.unroll > 1 else 1
+                s = replace(s, body=body, vector_width=width, unroll=unroll)
             else:
                 s = replace(s, body=body)
         elif isinstance(s, If):
