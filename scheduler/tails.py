@@ -98,9 +98,7 @@ def _retiled(stmts: tuple, tail: Alu, length: Const) -> tuple:
         if isinstance(s, For):
             body = _retiled(s.body, tail, length)
             if s.stop is tail and s.vector_width > 1:
-                width = s.vector_width
-                while length.value % width:
-                    width //= 2
+                width = _dividing_width(s.vector_width, length.value)
                 unroll = max(1, length.value // width) if s.unroll > 1 else 1
                 s = replace(s, body=body, vector_width=width, unroll=unroll)
             else:
@@ -109,6 +107,13 @@ def _retiled(stmts: tuple, tail: Alu, length: Const) -> tuple:
             s = replace(s, body=_retiled(s.body, tail, length))
         out.append(s)
     return tuple(out)
+
+
+def _dividing_width(width: int, length: int) -> int:
+    """The widest of `width`, its half, its quarter, ... that divides `length`."""
+    while length % width:
+        width //= 2
+    return width
 
 
 def _remainder(tail: Alu, body: tuple) -> Const | None:
@@ -128,10 +133,9 @@ def _remainder(tail: Alu, body: tuple) -> Const | None:
                                   for x in parts):
         return None
     (name,) = names
-    at0, at1, at2 = (_evaluate(rest, {name: v}) for v in (0, 1, 2))   # (n, n - c, n - 2c where so)
-    n = at0
-    if at1 - at0 != -c.value or at2 - at1 != -c.value or n <= 0 or n % c.value == 0 or \
-            any((n % c.value) % max(1, w // 2) for w in widths):
+    n, at1, at2 = (_evaluate(rest, {name: v}) for v in (0, 1, 2))   # (n, n - c, n - 2c where so)
+    if at1 - n != -c.value or at2 - at1 != -c.value or n <= 0 or n % c.value == 0 or \
+            any(_dividing_width(w, n % c.value) < w // 2 for w in widths):
         return None
     return loop.const(n % c.value)
 
