@@ -290,11 +290,20 @@ assert BINARY <= NUMPY_REFERENCE.keys()
 def make(op: Op, *src, arg: Any = None):
     """A graph node for `op` on `src`, its dtype and shape taken from the rule tables; a
     TypeError where the op has no meaning for complex operands."""
-    dtypes = tuple([s.dtype for s in src])
+    if len(src) == 1:   # (the common cases without the lists: every op a tensor makes comes here)
+        first = src[0]
+        dtypes, shapes = (first.dtype,), (first.shape,)
+    elif len(src) == 2:
+        first, second = src
+        dtypes, shapes = (first.dtype, second.dtype), (first.shape, second.shape)
+    else:
+        dtypes, shapes = tuple([s.dtype for s in src]), tuple([s.shape for s in src])
     dtype = DTYPE_RULES[op](dtypes, arg)
-    if op not in COMPLEX_OPS and any(d.kind == "c" for d in dtypes):
+    if op not in COMPLEX_OPS and not _COMPLEX.isdisjoint(dtypes):
         names = ", ".join(sorted({d.name for d in dtypes}))
         raise TypeError(f"{op.name.lower()} is not defined for complex numbers (operands: {names}); "
                         "use real() / imag() / abs() to work on a part")
-    shape = SHAPE_RULES[op](tuple([s.shape for s in src]), arg)
-    return Node(op, dtype, shape, tuple(src), arg)
+    return Node(op, dtype, SHAPE_RULES[op](shapes, arg), src, arg)
+
+
+_COMPLEX = frozenset(COMPLEX_OF.values())

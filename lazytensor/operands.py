@@ -31,6 +31,10 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     >>> lt.broadcast_shapes((2, 1), (3,))
     (2, 3)
     """
+    if len(shapes) == 2:
+        result = _broadcast_pair(*shapes)
+        if result is not None:
+            return result
     rank = max((len(s) for s in shapes), default=0)
     result = []
     for axis in range(rank):
@@ -42,15 +46,40 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(result)
 
 
+def _broadcast_pair(s: tuple[int, ...], t: tuple[int, ...]) -> Optional[tuple[int, ...]]:
+    """broadcast_shapes of two shapes, or None where they do not broadcast (the common case,
+    written out: every broadcasting op of eager code comes here)."""
+    if s == t:
+        return tuple(s)
+    if len(s) < len(t):
+        s = (1,) * (len(t) - len(s)) + tuple(s)
+    elif len(t) < len(s):
+        t = (1,) * (len(s) - len(t)) + tuple(t)
+    result = []
+    for m, n in zip(s, t):
+        if m == n or n == 1:
+            result.append(m)
+        elif m == 1:
+            result.append(n)
+        else:
+            return None
+    return tuple(result)
+
+
 def broadcast_node(node: Node, shape: tuple[int, ...]) -> Node:
+    """`node` broadcast to `shape` (which numpy's rule allows): leading axes of 1 added by a
+    reshape, axes of 1 repeated by an expand. (The nodes are made directly: a movement op's
+    shape is its argument and its dtype its source's.)"""
     if node.shape == shape:
         return node
+    shape = tuple(shape)
+    dtype = node.dtype
     if node.op is Op.CONST:
-        return Node(Op.CONST, node.dtype, shape, (), node.arg)
+        return Node(Op.CONST, dtype, shape, (), node.arg)
     padded = (1,) * (len(shape) - len(node.shape)) + node.shape
     if padded != node.shape:
-        node = make(Op.RESHAPE, node, arg=padded)
-    return make(Op.EXPAND, node, arg=tuple(shape)) if padded != shape else node
+        node = Node(Op.RESHAPE, dtype, padded, (node,), padded)
+    return Node(Op.EXPAND, dtype, shape, (node,), shape) if padded != shape else node
 
 
 def as_tensor(x: Any, like: Any = None) -> Tensor:
@@ -122,8 +151,8 @@ _NAMES = {op: op.name.lower() for op in Op}   # for messages (Enum's .name is a 
 
 def binary(op: Op, a: Any, b: Any) -> Tensor:
     """`a op b` with numpy's promotion and broadcasting."""
-    if op in _SAME_DTYPE_OPS:   # (float32/64 operands of one dtype and shape, or a Python scalar:
-        node = _same_float_node(op, a, b)   # the result is theirs, no rule to look up)
+    if op in _SAME_DTYPE_OPS:   # (float32/64 operands of one dtype, or a Python scalar: the
+        node = _same_float_node(op, a, b)   # result is theirs, no rule to look up)
         if node is not None:
             return Tensor(node, a.device if type(a) is Tensor else b.device)
     if op in COMPARISON:
@@ -191,8 +220,8 @@ def _same_float_operands(*values: Any) -> Optional[tuple[list[Node], str]]:
 
 
 def _same_float_node(op: Op, a: Any, b: Any) -> Optional[Node]:
-    """`a op b`'s node where it needs no promotion nor broadcasting: float32/64 tensors of one
-    dtype, shape and device, or one such tensor and a Python float (or an int exact in float32).
+    """`a op b`'s node where it needs no promotion: float32/64 tensors of one dtype and device
+    (broadcast), or one such tensor and a Python float (or an int exact in float32).
     None otherwise: the general path decides. (_same_float_operands' rule for two operands,
     without a 0-d one, written out: every small op of eager code comes here, and the general
     function's lists and loops cost ~0.5 us an op.)"""
@@ -203,9 +232,12 @@ def _same_float_node(op: Op, a: Any, b: Any) -> Optional[Node]:
             return None
         if type(b) is Tensor:
             y = b.node
-            if y.dtype is dtype and y.shape == x.shape and b.device == a.device:
+            if y.dtype is not dtype or b.device != a.device:
+                return None
+            if y.shape == x.shape:
                 return Node(op, dtype, x.shape, (x, y))
-            return None
+            shape = _broadcast_pair(x.shape, y.shape)   # (None: the general path raises)
+            return None if shape is None else Node(op, dtype, shape, (broadcast_node(x, shape), broadcast_node(y, shape)))
         kind = type(b)
         if kind is float or (kind is int and -(1 << 24) < b < (1 << 24)):
             return Node(op, dtype, x.shape, (x, const(b, dtype, x.shape)))
