@@ -142,20 +142,27 @@ def tracks(node: Node) -> bool:
         if n.tracks is not None:   # (pushed twice, decided meanwhile)
             stack.pop()
             continue
-        if n.op is _DETACH or not n.src:   # (a DETACH tracks nothing whatever is under it)
-            value = False
-        else:
-            unknown = [s for s in n.src if s.tracks is None]
-            if unknown:
-                stack.extend(unknown)
+        value = False
+        if n.op is not _DETACH:   # (a DETACH tracks nothing whatever is under it; nor does a node without sources)
+            undecided = False
+            for s in n.src:
+                known = s.tracks
+                if known is None:
+                    stack.append(s)
+                    undecided = True
+                elif known:
+                    value = True
+            if undecided:
                 continue
-            value = n.dtype.is_inexact and any([s.tracks for s in n.src])
+            value = value and n.dtype.kind in _INEXACT
         stack.pop()
-        object.__setattr__(n, "tracks", value)
+        _set_tracks(n, value)
     return node.tracks
 
 
 _DETACH = Op.DETACH
+_INEXACT = ("f", "c")
+_set_tracks = Node.tracks.__set__   # (the slot itself: Node.__setattr__ refuses every write)
 
 
 def adopt(node: Node) -> tuple[Node, bool]:

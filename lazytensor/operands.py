@@ -154,7 +154,7 @@ def binary(op: Op, a: Any, b: Any) -> Tensor:
     if op in _SAME_DTYPE_OPS:   # (float32/64 operands of one dtype, or a Python scalar: the
         node = _same_float_node(op, a, b)   # result is theirs, no rule to look up)
         if node is not None:
-            return Tensor(node, a.device if type(a) is Tensor else b.device)
+            return Tensor(node, a.device if isinstance(a, Tensor) else b.device)
     if op in COMPARISON:
         a, b = _comparable(a, b)
         if _unsigned_against_signed(a, b):
@@ -225,12 +225,12 @@ def _same_float_node(op: Op, a: Any, b: Any) -> Optional[Node]:
     None otherwise: the general path decides. (_same_float_operands' rule for two operands,
     without a 0-d one, written out: every small op of eager code comes here, and the general
     function's lists and loops cost ~0.5 us an op.)"""
-    if type(a) is Tensor:
+    if isinstance(a, Tensor):   # (a Parameter too)
         x = a.node
         dtype = x.dtype
         if dtype is not float32 and dtype is not float64:
             return None
-        if type(b) is Tensor:
+        if isinstance(b, Tensor):
             y = b.node
             if y.dtype is not dtype or b.device != a.device:
                 return None
@@ -242,7 +242,7 @@ def _same_float_node(op: Op, a: Any, b: Any) -> Optional[Node]:
         if kind is float or (kind is int and -(1 << 24) < b < (1 << 24)):
             return Node(op, dtype, x.shape, (x, const(b, dtype, x.shape)))
         return None
-    if type(b) is Tensor:
+    if isinstance(b, Tensor):
         y = b.node
         dtype = y.dtype
         kind = type(a)
@@ -278,6 +278,8 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     """Axes as sorted non-negative ints; AxisError (a ValueError and IndexError) when out of range."""
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:   # (the common case first)
+        return (axis % ndim,)
     if getattr(axis, "_lt_index_into", None) is not None:   # (an lt.reduce_axis, on a plain tensor)
         raise TypeError(f"axis={axis!r} reduces a tensor expression of lt.compute (a tensor indexed by the "
                         "compute's variables), not a value that depends on none of them")

@@ -16,6 +16,7 @@ from .autograd import tracks
 from .devices import runtime
 from .ir.graph import Node, toposort
 from .ir.ops import Op
+from .views import WeakById
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -57,35 +58,7 @@ PENDING_MAX_DEPTH = 256
 PENDING_MIN_DEPTH = 64
 # tensors at least this deep are remembered (weakly, by id) as candidates to realize with a cut
 _HELD_FROM_DEPTH = 16
-
-
-class _WeakById:
-    """Tensors by id, held weakly, without a callback per entry: a WeakValueDictionary's entry
-    costs ~1.5 us to make and again to drop, and every tensor _HELD_FROM_DEPTH deep enters here
-    (a GPT's forward: 140 a token). Dead entries are swept in bulk when the table has doubled
-    since the last sweep; a dead one found meanwhile reads as None. (Guarded by _LOCK.)"""
-
-    def __init__(self) -> None:
-        self.refs: dict[int, weakref.ref] = {}
-        self.bound = 1024
-
-    def add(self, tensor: "Tensor") -> None:
-        refs = self.refs
-        refs[id(tensor)] = weakref.ref(tensor)
-        if len(refs) > self.bound:
-            self.refs = {i: ref for i, ref in refs.items() if ref() is not None}
-            self.bound = max(1024, 2 * len(self.refs))
-
-    def live(self) -> list["Tensor"]:
-        return [t for t in (ref() for ref in self.refs.values()) if t is not None]
-
-    def discard(self, tensor: "Tensor") -> None:
-        ref = self.refs.get(id(tensor))
-        if ref is not None and ref() is tensor:
-            del self.refs[id(tensor)]
-
-
-_HELD = _WeakById()
+_HELD = WeakById(least=1024)
 _last_cut: list = [None]   # the `local` of the node whose tensor was cut last
 
 

@@ -54,19 +54,36 @@ class ViewOf:
         self.base, self.moves, self.readonly = base, moves, readonly
 
 
-class Views:
-    """A base tensor's live views (weakly held: a view nobody keeps is dropped)."""
-    __slots__ = ("refs",)
+class WeakById:
+    """Tensors by id, held weakly, without a callback per entry: a weak reference with a
+    callback costs ~1.5 us to make and again to drop, and eager code makes views (a Linear's
+    `w.T`) and deep tensors (realize.bound_pending) at every op. Dead entries are swept in bulk
+    when the table has doubled since the last sweep (amortized O(1) an entry; the table stays
+    within twice its live entries plus `least`); a dead one found meanwhile reads as None.
+    (The caller guards it: a view's base with WRITING, realize's with its lock.)"""
+    __slots__ = ("refs", "bound", "least")
 
-    def __init__(self) -> None:
+    def __init__(self, least: int = 8) -> None:
         self.refs: dict[int, weakref.ref] = {}
+        self.bound = self.least = least
 
-    def add(self, view: "Tensor") -> None:
+    def add(self, tensor: "Tensor") -> None:
         refs = self.refs
-        refs[id(view)] = weakref.ref(view, lambda _, i=id(view), refs=refs: refs.pop(i, None))
+        refs[id(tensor)] = weakref.ref(tensor)   # (an id reused by a new tensor: its entry replaces the dead one's)
+        if len(refs) > self.bound:
+            self.refs = {i: ref for i, ref in refs.items() if ref() is not None}
+            self.bound = max(self.least, 2 * len(self.refs))
 
     def live(self) -> list["Tensor"]:
-        return [v for v in (ref() for ref in list(self.refs.values())) if v is not None]
+        return [t for t in (ref() for ref in list(self.refs.values())) if t is not None]
+
+    def discard(self, tensor: "Tensor") -> None:
+        ref = self.refs.get(id(tensor))
+        if ref is not None and ref() is tensor:
+            del self.refs[id(tensor)]
+
+
+Views = WeakById   # a base tensor's live views
 
 
 def apply(node: Node, moves: tuple[Move, ...]) -> Node:
