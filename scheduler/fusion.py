@@ -86,6 +86,7 @@ def _kernels(outputs: list[Node], cuts: list[Node], uses: dict[Node, int], hoist
     pending = cuts + outputs
     specs: dict[Node, KernelSpec] = {}
     inlined: set[Node] = set()
+    copy_roots: set[Node] = set()   # (see _KernelBuilder.copy_roots)
     while pending:
         root = pending.pop()
         if root in specs or root.size == 0:
@@ -97,13 +98,15 @@ def _kernels(outputs: list[Node], cuts: list[Node], uses: dict[Node, int], hoist
                     pending.append(source)
             specs[root] = KernelSpec(root, root, root.src)
             continue
-        builder = _KernelBuilder(root, roots, uses, hoistable, transposed_copies)
+        builder = _KernelBuilder(root, roots, uses, hoistable, transposed_copies, copy_roots)
         specs[root] = spec = builder.build()
         # the kernel's loops run over its expression's shape: anything else leaves output unwritten
         assert spec.expr.shape == root.shape, f"kernel for {root} computes shape {spec.expr.shape}"
         inlined |= builder.inlined
-        roots.update(builder.new_roots)
-        pending.extend(builder.new_roots)
+        copy_roots.update(copy for copy in builder.copies if copy not in roots)
+        copy_roots.difference_update(builder.new_roots)   # (a root for every kernel after all)
+        roots.update(builder.new_roots, builder.copies)
+        pending.extend(builder.new_roots + builder.copies)
     return specs, inlined, roots
 
 
@@ -195,8 +198,13 @@ class _KernelBuilder:
     uses: dict[Node, int]
     hoistable: set[Node] = field(default_factory=set)
     transposed_copies: CopyTransposed | None = None
+    # roots that are only a transposed copy some kernel made for itself (the graph's own view
+    # node, `w.T`, permuted into memory): other kernels read through them, as views of their
+    # source, unless they want the copy too
+    copy_roots: set[Node] = field(default_factory=set)
     inputs: list[Node] = field(default_factory=list)
     new_roots: list[Node] = field(default_factory=list)
+    copies: list[Node] = field(default_factory=list)   # the transposed copies this kernel reads
     memo: dict = field(default_factory=dict)
     inside: dict = field(default_factory=dict)
     computed: set = field(default_factory=set)      # reductions this kernel computes
@@ -212,6 +220,7 @@ class _KernelBuilder:
         self.inside = self._uses_inside()
         while True:
             self.inputs, self.new_roots, self.memo, self.computed, self.inlined = [], [], {}, set(), set()
+            self.copies = []
             self.factors = set()
             expr = self.visit(self.root, (), False, False, frozenset())
             both = self.computed & set(self.new_roots)
@@ -229,9 +238,13 @@ class _KernelBuilder:
         work be done in two kernels, never a wrong value; so only candidates count: counting a
         gradient's matmul made a relu mask recompute the forward matmul beside its own kernel.)"""
         def inside(node: Node) -> bool:
-            return node is self.root or not (node.op is Op.BUFFER or node in self.roots or node.op in OPAQUE
+            return node is self.root or not (node.op is Op.BUFFER or self.is_root(node) or node.op in OPAQUE
                                               or (node.op in REDUCTION and node not in self.hoistable))
         return consumers([n for n in toposort([self.root], expand=inside) if inside(n)])
+
+    def is_root(self, node: Node) -> bool:
+        """Whether another kernel computes `node` into memory, for every kernel to read."""
+        return node in self.roots and node not in self.copy_roots
 
     def load(self, node: Node, path: tuple[Node, ...]) -> Node:
         if node not in self.inputs:
@@ -268,7 +281,7 @@ class _KernelBuilder:
             self.new_roots.append(node)
         if moved is None:
             return self.load(node, path)
-        self.new_roots.append(moved[0])
+        self.copies.append(moved[0])
         return self.load(*moved)
 
     def visit(self, node: Node, path: tuple[Node, ...], shared: bool, in_reduce: bool,
@@ -286,7 +299,7 @@ class _KernelBuilder:
         """`visit` as a recursive definition (see ir/walk.py: `yield key` is a recursive call)."""
         node, path, shared, in_reduce, frame = key
         space = path[0].shape if path else node.shape  # the index space this value is read in
-        if node.op is Op.BUFFER or (node in self.roots and node is not self.root):
+        if node.op is Op.BUFFER or (node is not self.root and self.is_root(node)):
             return self.read(node, path, in_reduce, space, frame)
         if node.op is Op.CONST:
             return Node(Op.CONST, node.dtype, space, (), node.arg)

@@ -99,6 +99,34 @@ def test_a_linear_layers_weight_is_copied_transposed_where_many_rows_reuse_it():
         assert not any(r.op is Op.PERMUTE for r in _roots(out)), _roots(out)
 
 
+def test_a_transposed_copy_is_read_only_by_the_kernels_that_want_it():
+    """Two Linear layers, out = (x @ w1.T) @ w2.T, and w1's gradient: w2 is copied transposed
+    for the forward, and that copy is the graph's own node w2.T, which the gradient's product
+    g @ w2 reads w2 through (autograd reuses the forward's operands). That product reads w2
+    itself, in the tile of x @ w; where the forward's kernel was built first, it used to read
+    the copy back down K (dot products: 77 GFLOP/s in a GPT's training step, where the tile
+    runs at 175)."""
+    from lazytensor.autograd import gradients
+    from lazytensor.ir.ops import Op
+    from lazytensor.ir.passes import const
+    rng = np.random.default_rng(16)
+    xs, gs, w1s, w2s = (rng.standard_normal(s).astype(np.float32)
+                        for s in ((2048, 128), (2048, 128), (512, 128), (128, 512)))
+    x, w1, w2 = lt.asarray(xs), lt.asarray(w1s).requires_grad_(), lt.asarray(w2s).requires_grad_()
+    out = (x @ w1.T) @ w2.T
+    loss = (out * lt.asarray(gs)).sum()
+    grad = gradients(loss.node, const(1.0, loss.dtype, ()))[w1.node]
+    for roots in ([out.node, grad], [grad, out.node]):   # (either built first)
+        specs = pipeline.kernels(roots, AVX2).kernels
+        copy = next(spec.root for spec in specs if spec.root.op is Op.PERMUTE and spec.root.shape == (512, 128))
+        readers = [spec.root for spec in specs if copy in spec.inputs]
+        assert [r.shape for r in readers] == [(2048, 1, 128)], readers   # (the forward's second product only)
+    loss.backward()
+    want = (gs.astype(np.float64) @ w2s * 1.0).T @ xs
+    np.testing.assert_allclose(w1.grad.numpy(), want, rtol=1e-4, atol=1e-2)
+    np.testing.assert_allclose(out.numpy(), (xs.astype(np.float64) @ w1s.T) @ w2s.T, rtol=1e-4, atol=1e-2)
+
+
 @pytest.mark.parametrize("case", ["linear", "linear-batched", "linear-bias-gelu", "linear-reversed"])
 def test_linear_forwards_through_a_transposed_copy_match_numpy(case):
     rng = np.random.default_rng(15)
