@@ -29,7 +29,8 @@ from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
 from .creation import asarray, eye, zeros
-from .ir.arith import cast, reshaped, sum_of_products
+from .ir.arith import cast
+from .floatexpr import matmul_node
 from .manipulation import matrix_transpose, tensordot, vecdot
 from .movement import stack
 from .operands import as_tensor, broadcast_node, broadcast_shapes, normalize_axes, same_device
@@ -57,17 +58,11 @@ def matmul(a: Any, b: Any) -> Tensor:
     if k != k2:
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned: "
                          f"{k} (last axis of the first) != {k2} (axis -2 of the second)")
-    try:
-        batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    try:   # (checked here: the message names the operands' shapes)
+        broadcast_shapes(a_shape[:-2], b_shape[:-2])
     except ValueError:
         raise ValueError(f"matmul: the batch axes of shapes {a.shape} and {b.shape} do not broadcast") from None
-    dtype = result_type(a.dtype, b.dtype)
-    full = batch + (m, k, n)
-    left = broadcast_node(reshaped(a.node, a_shape + (1,)), full)
-    right = broadcast_node(reshaped(b.node, b_shape[:-2] + (1, k, n)), full)
-    summed = sum_of_products(left, right, (len(full) - 2,), dtype)
-    out_shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
-    return Tensor(reshaped(summed, out_shape), device)
+    return Tensor(matmul_node(a.node, b.node, result_type(a.dtype, b.dtype)), device)
 
 
 # ---- results with names (the standard's) -------------------------------------------------------

@@ -14,8 +14,9 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from .creation import arange
+from .floatexpr import FloatExpr, float_sum, reduce_node
 from .ir.arith import cast
-from .ir.dtypes import DType, bool_, complex64, complex128, float16, float32, float64, int64, to_dtype, uint64
+from .ir.dtypes import DType, bool_, float16, float32, float64, int64, to_dtype, uint64
 from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
@@ -253,9 +254,9 @@ class Reductions:
             return _in_dtype(self, dtype).sum(axis, keepdims).astype(dtype)
         x = self.node
         if x.dtype.is_inexact:
-            total = _float_sum(x, axis, x.dtype)
+            total = float_sum(x, axis, x.dtype)
         else:
-            total = _reduce(Op.SUM, cast(x, _accumulator(x.dtype)), axis)
+            total = reduce_node(Op.SUM, cast(x, _accumulator(x.dtype)), axis)
         return self._new(_drop_axes(total, axis, keepdims))
 
     def prod(self, axis=None, keepdims: bool = False, *, dtype=None, out=None, dim=None, keepdim=None) -> "Tensor":
@@ -271,9 +272,9 @@ class Reductions:
             return _in_dtype(self, dtype).prod(axis, keepdims).astype(dtype)
         x = self.node
         if x.dtype is float16:
-            total = cast(_reduce(Op.PROD, cast(x, float32), axis), float16)
+            total = cast(reduce_node(Op.PROD, cast(x, float32), axis), float16)
         else:
-            total = _reduce(Op.PROD, cast(x, _accumulator(x.dtype)), axis)
+            total = reduce_node(Op.PROD, cast(x, _accumulator(x.dtype)), axis)
         return self._new(_drop_axes(total, axis, keepdims))
 
     def max(self, axis=None, keepdims: bool = False, *, out=None, dim=None, keepdim=None) -> "Tensor":
@@ -314,7 +315,7 @@ class Reductions:
         """
         _no_out(out, "amax")
         axis, keepdims = _torch_axes("amax", axis, keepdims, dim, keepdim)
-        return self._new(_drop_axes(_reduce(Op.REDUCE_MAX, self.node, axis, "maximum"), axis, keepdims))
+        return self._new(_drop_axes(reduce_node(Op.REDUCE_MAX, self.node, axis, "maximum"), axis, keepdims))
 
     def amin(self, axis=None, keepdims: bool = False, *, out=None, dim=None, keepdim=None) -> "Tensor":
         """Minimum over `axis`: the values alone (PyTorch's amin, numpy's np.amin).
@@ -324,7 +325,7 @@ class Reductions:
         """
         _no_out(out, "amin")
         axis, keepdims = _torch_axes("amin", axis, keepdims, dim, keepdim)
-        return self._new(_drop_axes(_reduce(Op.REDUCE_MIN, self.node, axis, "minimum"), axis, keepdims))
+        return self._new(_drop_axes(reduce_node(Op.REDUCE_MIN, self.node, axis, "minimum"), axis, keepdims))
 
     def mean(self, axis=None, keepdims: bool = False, *, dtype=None, out=None, dim=None, keepdim=None) -> "Tensor":
         """Arithmetic mean over `axis` (integers give float64; numpy's dtype= computes in it).
@@ -341,7 +342,7 @@ class Reductions:
         count = math.prod(self.shape[a] for a in axes)
         # float16 sums and divides in float32 and rounds once, as numpy's mean (no overflow on the way)
         inner = float32 if x.dtype is float16 else x.dtype
-        total = x._new(_float_sum(x.node, axes, inner))
+        total = x._new(float_sum(x.node, axes, inner))
         mean = total / count if count else total * math.nan
         return self._new(_drop_axes(cast(mean.node, x.dtype), axis, keepdims))
 
@@ -353,7 +354,7 @@ class Reductions:
         """
         _no_out(out, "all")
         axis, keepdims = _torch_axes("all", axis, keepdims, dim, keepdim)
-        return self._new(_drop_axes(_reduce(Op.REDUCE_MIN, cast(self.node, bool_), axis), axis, keepdims))
+        return self._new(_drop_axes(reduce_node(Op.REDUCE_MIN, cast(self.node, bool_), axis), axis, keepdims))
 
     def any(self, axis=None, keepdims: bool = False, *, out=None, dim=None, keepdim=None) -> "Tensor":
         """True where some element along `axis` is nonzero (False for empty input).
@@ -363,7 +364,7 @@ class Reductions:
         """
         _no_out(out, "any")
         axis, keepdims = _torch_axes("any", axis, keepdims, dim, keepdim)
-        return self._new(_drop_axes(_reduce(Op.REDUCE_MAX, cast(self.node, bool_), axis), axis, keepdims))
+        return self._new(_drop_axes(reduce_node(Op.REDUCE_MAX, cast(self.node, bool_), axis), axis, keepdims))
 
     def var(self, axis=None, keepdims: bool = False, correction=None, ddof=None, *, dtype=None,
             out=None, dim=None, keepdim=None, unbiased=None) -> "Tensor":
@@ -467,6 +468,10 @@ __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "all", "any"
 def softmax_along(x: Tensor, axis: Any) -> Tensor:
     """exp(x) / sum(exp(x)) along `axis`, from x - max(x) (the max out of the gradient): the
     formula alone, unchecked (Tensor.softmax and nn.functional.softmax check their own input)."""
+    fast = FloatExpr.of(x)
+    if fast:   # (the same nodes, without a tensor at each step: floatexpr.py)
+        e = (fast[0] - fast[0].amax(axis).detach()).unary(Op.EXP)
+        return (e / e.sum(axis)).tensor(x.device)
     e = (x - x.max(axis=axis, keepdims=True).detach()).exp()
     return e / e.sum(axis=axis, keepdims=True)
 
@@ -502,33 +507,10 @@ def _in_dtype(x: Tensor, dtype: Any) -> Tensor:
     return x.astype(to_dtype(dtype))
 
 
-
-def _float_sum(x: Node, axis, dtype: DType) -> Node:
-    """The sum of a float (or complex) node over `axis` (kept, size 1), rounded once to `dtype`:
-    float16/32 add in float64 (the cpu: float32 vectors over blocks, the blocks in float64),
-    complex64 in complex128, at least as accurate as numpy's pairwise float32 sums."""
-    wide = _WIDER_SUM.get(x.dtype)
-    if wide is not None:
-        return cast(_reduce(Op.SUM, cast(x, wide), axis), dtype)
-    return cast(_reduce(Op.SUM, x, axis), dtype)
-
-
-_WIDER_SUM = {float16: float64, float32: float64, complex64: complex128}
-
-
 def _accumulator(dtype: DType) -> DType:
     """What sum and prod accumulate in (numpy's): int64 for bool and signed, uint64 for unsigned."""
     return dtype if dtype.is_inexact else uint64 if dtype.is_unsigned else int64
 
-
-
-def _reduce(op: Op, x: Node, axis, name: str = "") -> Node:
-    """The reduction with the reduced axes kept (size 1); `name` marks one without identity."""
-    axes = normalize_axes(axis, len(x.shape))
-    if name and 0 in [x.shape[a] for a in axes]:  # numpy's rule, even for an empty result
-        raise ValueError(f"zero-size array to reduction operation {name} which has no identity "
-                         f"(shape {x.shape}, axis {axis})")
-    return make(op, x, arg=axes)
 
 def _drop_axes(reduced: Node, axis, keepdims: bool) -> Node:
     """Remove the reduced axes last, after any epilogue, so the reduction and its epilogue stay one

@@ -13,6 +13,7 @@ from .. import capture
 from ..creation import arange, asarray
 from ..functions import erf, log1p
 from ..autograd import is_grad_enabled, no_grad
+from ..floatexpr import FloatExpr
 from ..indexing import take
 from ..movement import sliding_windows
 from ..ir.arith import sum_of_products
@@ -27,6 +28,7 @@ from . import winograd
 from .attention import dropout, multi_head_attention_forward, scaled_dot_product_attention
 
 IntPair = Union[int, Sequence[int]]
+Moments = Union[Tensor, FloatExpr]   # a norm's statistics: of tensors, or of their nodes (floatexpr.py)
 
 
 def _pair(value: IntPair, name: str) -> tuple[int, int]:
@@ -108,6 +110,10 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
         return 0.5 * x * (1 + inner.tanh())
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
+    fast = FloatExpr.of(x)
+    if fast:   # (the same nodes, without a tensor at each step: floatexpr.py)
+        fx = fast[0]
+        return (0.5 * fx * (1 + (fx * (1 / math.sqrt(2))).unary(Op.ERF))).tensor(x.device)
     return 0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))
 
 
@@ -140,6 +146,11 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     if x.shape[-1:] != weight.shape[-1:]:
         raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1] if x.ndim else 0} features, "
                          f"the weight {weight.shape} expects {weight.shape[-1]}")
+    fast = FloatExpr.of(x, weight, bias) if x.ndim >= 2 else None
+    if fast:   # (the same nodes, without a tensor at each step: floatexpr.py)
+        fx, fw, fb = fast
+        out = fx @ fw.mT
+        return (out + fb if fb is not None else out).tensor(x.device)
     out = x @ weight.T
     return out + bias if bias is not None else out
 
@@ -295,19 +306,26 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if x.shape[x.ndim - len(shape):] != shape:
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the end of the input shape {x.shape}")
-    mean, var = _moments(x, tuple(range(x.ndim - len(shape), x.ndim)))
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    fast = FloatExpr.of(x, weight, bias) if type(eps) is float else None
+    if fast:   # (the same nodes, without a tensor at each step: floatexpr.py)
+        fx, fw, fb = fast
+        return _normalize(fx, *_moments(fx, axes), eps, fw, fb, shape).tensor(x.device)
+    mean, var = _moments(x, axes)
     return _normalize(x, mean, var, eps, weight, bias, shape)
 
 
-def _moments(x: Tensor, axes: tuple[int, ...]) -> tuple[Tensor, Tensor]:
-    """Mean and (biased) variance over `axes`, kept as size-1 axes."""
-    mean = x.mean(axis=axes, keepdims=True)
+def _moments(x: Moments, axes: tuple[int, ...]) -> tuple[Moments, Moments]:
+    """Mean and (biased) variance over `axes`, kept as size-1 axes (of a tensor, or of its
+    FloatExpr: the same nodes)."""
+    mean = x.mean(axes) if isinstance(x, FloatExpr) else x.mean(axis=axes, keepdims=True)
     centered = x - mean
-    return mean, (centered * centered).mean(axis=axes, keepdims=True)
+    var = centered * centered
+    return mean, var.mean(axes) if isinstance(var, FloatExpr) else var.mean(axis=axes, keepdims=True)
 
 
-def _normalize(x: Tensor, mean: Tensor, var: Tensor, eps: float, weight: Optional[Tensor], bias: Optional[Tensor],
-               shape: tuple[int, ...]) -> Tensor:
+def _normalize(x: Moments, mean: Moments, var: Moments, eps: float, weight: Optional[Moments],
+               bias: Optional[Moments], shape: tuple[int, ...]) -> Moments:
     """(x - mean) / sqrt(var + eps), scaled by `weight` and shifted by `bias` (seen in `shape`)."""
     out = (x - mean) * (var + eps) ** -0.5
     if weight is not None:
