@@ -59,8 +59,9 @@ class WeakById:
     callback costs ~1.5 us to make and again to drop, and eager code makes views (a Linear's
     `w.T`) and deep tensors (realize.bound_pending) at every op. Dead entries are swept in bulk
     when the table has doubled since the last sweep (amortized O(1) an entry; the table stays
-    within twice its live entries plus `least`); a dead one found meanwhile reads as None.
-    (The caller guards it: a view's base with WRITING, realize's with its lock.)"""
+    within twice the most entries alive at once, or `least`); a dead one found meanwhile reads
+    as None. `live()` lists the tensors in the order they were added. (The caller guards it: a
+    view's base with WRITING, realize's with its lock.)"""
     __slots__ = ("refs", "bound", "least")
 
     def __init__(self, least: int = 8) -> None:
@@ -69,7 +70,11 @@ class WeakById:
 
     def add(self, tensor: "Tensor") -> None:
         refs = self.refs
-        refs[id(tensor)] = weakref.ref(tensor)   # (an id reused by a new tensor: its entry replaces the dead one's)
+        # (an id a dead tensor had: its entry goes, and the new one comes last, so that the
+        # table lists its tensors in the order they came, as realize's cuts need: the order of
+        # a cut's roots is part of its plan's structure)
+        refs.pop(id(tensor), None)
+        refs[id(tensor)] = weakref.ref(tensor)
         if len(refs) > self.bound:
             self.refs = {i: ref for i, ref in refs.items() if ref() is not None}
             self.bound = max(self.least, 2 * len(self.refs))

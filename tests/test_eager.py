@@ -53,6 +53,27 @@ def test_loop_steps_replay_plans_and_compile_nothing_new():
     assert np.isfinite(again).all()
 
 
+def test_held_tensors_are_listed_in_the_order_they_came():
+    """The tensors a cut realizes together are listed in the order they were made: that order is
+    part of the cut's plan structure. A new tensor that takes a dead one's id comes last (it took
+    the dead one's place in the table, and the loop above built a new plan now and then)."""
+    from lazytensor.views import WeakById
+    table = WeakById(least=4)
+    tensors = [lt.zeros(1) for _ in range(3)]
+    for t in tensors:
+        table.add(t)
+    table.add(tensors[0])   # (as a new tensor with a dead one's id is added)
+    assert [id(t) for t in table.live()] == [id(tensors[1]), id(tensors[2]), id(tensors[0])]
+    many = [lt.zeros(1) for _ in range(40)]
+    for t in many:
+        table.add(t)
+    del many[:30]
+    for _ in range(500):   # dead entries are swept as the table grows: within twice the most alive at once
+        table.add(lt.zeros(1))
+        assert len(table.refs) <= 2 * (3 + 40 + 1) + 4
+    assert len(table.live()) == 3 + 10
+
+
 def test_mean_centering_loop_is_linear_in_the_steps(device):
     rng = np.random.default_rng(3)
     yn = rng.standard_normal(257).astype(np.float32)

@@ -146,7 +146,7 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     if x.shape[-1:] != weight.shape[-1:]:
         raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1] if x.ndim else 0} features, "
                          f"the weight {weight.shape} expects {weight.shape[-1]}")
-    fast = FloatExpr.of(x, weight, bias) if x.ndim >= 2 else None
+    fast = FloatExpr.of(x, weight, bias) if x.ndim >= 2 and weight.ndim == 2 else None
     if fast:   # (the same nodes, without a tensor at each step: floatexpr.py)
         fx, fw, fb = fast
         out = fx @ fw.mT
