@@ -51,7 +51,7 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
     lowering = _ExprLowering(reduces)
     idx = [nests.values[reduce_axis(0, a)] if a in r.arg else out_idx[a] for a in range(len(out_idx))]
     current = loop.LocalLoad(array.name, position, r.dtype)
-    update = loop.LocalStore(array.name, position, Alu(_UPDATE[r.op], (current, lowering.expr(r.src[0], idx)), r.dtype),
+    update = loop.LocalStore(array.name, position, _accumulated(r, current, lowering.expr(r.src[0], idx)),
                              reassociate=True)
     lowering.acc[r] = current
     out_index, _ = View.contiguous(expr.shape).index(out_idx)
@@ -65,6 +65,27 @@ def _lower_cache_write(expr: Node, tiles: list[CacheWrite], caches: dict[int, Ca
         start, end = _in_blocks(expr, r, blocks, tile, array, position, out_index, start, end)
     body = start + _nest(nests.reduces[0], _nest(tile, (update,))) + end
     return _kernel(name, expr, lowering, nparams, outer, body, prologues, local_arrays=(array, *packed))
+
+
+def _accumulated(r: Node, current: Expr, term: Expr) -> Expr:
+    """The tile's update, current op term. A float sum's term that is a sum itself (a sum of
+    products: the gradient of an input read by three projections, dq @ Wq + dk @ Wk + dv @ Wv)
+    is added term by term, ((current + p1) + p2) + p3 (the sum is reassociable): each product
+    contracts into one FMA on the accumulator, where current + (p1 + p2 + p3) took a multiply
+    and an add more per element, and held every product's operands at once."""
+    if r.op is not Op.SUM or not r.dtype.is_float:
+        return Alu(_UPDATE[r.op], (current, term), r.dtype)
+    terms, stack = [], [term]
+    while stack:   # (the addends left to right)
+        e = stack.pop()
+        if isinstance(e, Alu) and e.op is Op.ADD and e.dtype == r.dtype:
+            stack.extend(reversed(e.srcs))
+        else:
+            terms.append(e)
+    value = current
+    for t in terms:
+        value = Alu(Op.ADD, (value, t), r.dtype)
+    return value
 
 
 def _in_blocks(expr: Node, r: Node, blocks: list[_Loop], tile: list[_Loop], array: loop.LocalArray, position: Expr,

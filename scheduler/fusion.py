@@ -332,15 +332,19 @@ class _KernelBuilder:
         if node.op in REDUCTION:
             # (not inside a gather either, frame None: the lowering computes a reduction at the
             # kernel's indices, and a gather's index or source lives in an index space of its own)
-            inline = not path and not shared and not in_reduce and frame is not None and self.uses.get(node, 0) == 1
+            # (one contraction a kernel: a register tile holds one reduction; a @ w + b @ v with
+            # two in one kernel ran both in dot products along strided weights, 40x slower)
+            inline = not path and not shared and not in_reduce and frame is not None and \
+                self.uses.get(node, 0) == 1 and not (_contraction(node) and any(map(_contraction, self.computed)))
             if node is not self.root and (node in self.materialized or
                                           not inline and not self._hoistable(node, path, shared, frame)):
                 self.new_roots.append(node)
                 return self.read(node, path, in_reduce, space, frame)
             self.computed.add(node)
             self.inlined.add(node)
-            if node.op is Op.SUM and node.src[0].op is Op.MUL:   # (a matmul's operands)
-                self.factors.update(_under_views(factor) for factor in node.src[0].src)
+            if node.op is Op.SUM:   # (a matmul's operands, or several matmuls' summed: a @ w + b @ v)
+                self.factors.update(_under_views(factor) for product in _addends(node.src[0])
+                                    if product.op is Op.MUL for factor in product.src)
             inner = frame | frozenset(node.arg) if frame is not None else None
             child = yield (node.src[0], (), shared, True, inner)
             return Node(node.op, node.dtype, node.shape, (child,), node.arg)
@@ -386,6 +390,34 @@ def _unaffine_view(node: Node, path: tuple[Node, ...]) -> int | None:
         if view_through(node.shape, path[cut:]).affine is None:
             return cut if hint(path[cut].size) <= hint(node.size) else None
     return None
+
+
+def _contraction(node: Node) -> bool:
+    """Whether `node` sums products of broadcast operands (a matmul, a convolution's windows
+    times weights; not a row of dot products, (a * b).sum(1), which streams its rows)."""
+    return node.op is Op.SUM and any(term.op is Op.MUL and any(map(_broadcast, term.src))
+                                     for term in _addends(node.src[0]))
+
+
+def _broadcast(node: Node) -> bool:
+    """Whether `node` is a view that repeats its source (an expand among its movement ops)."""
+    while node.op in MOVEMENT:
+        if node.op is Op.EXPAND:
+            return True
+        node = node.src[0]
+    return False
+
+
+def _addends(node: Node) -> list[Node]:
+    """The terms of a sum of terms (an ADD tree), or `node` itself."""
+    terms, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.op is Op.ADD:
+            stack.extend(n.src)
+        else:
+            terms.append(n)
+    return terms
 
 
 def _under_views(node: Node) -> Node:
