@@ -26,7 +26,7 @@ from .ir.graph import Node
 from .ir.ops import Op
 from .ir.passes import const
 from .ir.rules import make
-from .operands import _broadcast_pair, broadcast_node, normalize_axes
+from .operands import broadcast_pair, broadcast_node, normalize_axes
 from .tensor import Tensor
 
 Number = Union[float, int]
@@ -60,7 +60,7 @@ class FloatExpr:
         x = self.node
         if isinstance(other, FloatExpr):
             y = other.node
-            shape = x.shape if x.shape == y.shape else _broadcast_pair(x.shape, y.shape)
+            shape = x.shape if x.shape == y.shape else broadcast_pair(x.shape, y.shape)
             if shape is None:
                 raise ValueError(f"operands could not be broadcast together with shapes {x.shape} {y.shape}")
             x, y = broadcast_node(x, shape), broadcast_node(y, shape)
@@ -143,7 +143,7 @@ def matmul_node(a: Node, b: Node, dtype: DType) -> Node:
     b_shape = b.shape if len(b.shape) > 1 else b.shape + (1,)
     m, k = a_shape[-2:]
     n = b_shape[-1]
-    batch = _broadcast_pair(a_shape[:-2], b_shape[:-2])
+    batch = broadcast_pair(a_shape[:-2], b_shape[:-2])
     if batch is None:
         raise ValueError(f"matmul: the batch axes of shapes {a.shape} and {b.shape} do not broadcast")
     full = batch + (m, k, n)

@@ -32,7 +32,7 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     (2, 3)
     """
     if len(shapes) == 2:
-        result = _broadcast_pair(*shapes)
+        result = broadcast_pair(*shapes)
         if result is not None:
             return result
     rank = max((len(s) for s in shapes), default=0)
@@ -46,7 +46,7 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(result)
 
 
-def _broadcast_pair(s: tuple[int, ...], t: tuple[int, ...]) -> Optional[tuple[int, ...]]:
+def broadcast_pair(s: tuple[int, ...], t: tuple[int, ...]) -> Optional[tuple[int, ...]]:
     """broadcast_shapes of two shapes, or None where they do not broadcast (the common case,
     written out: every broadcasting op of eager code comes here)."""
     if s == t:
@@ -236,7 +236,7 @@ def _same_float_node(op: Op, a: Any, b: Any) -> Optional[Node]:
                 return None
             if y.shape == x.shape:
                 return Node(op, dtype, x.shape, (x, y))
-            shape = _broadcast_pair(x.shape, y.shape)   # (None: the general path raises)
+            shape = broadcast_pair(x.shape, y.shape)   # (None: the general path raises)
             return None if shape is None else Node(op, dtype, shape, (broadcast_node(x, shape), broadcast_node(y, shape)))
         kind = type(b)
         if kind is float or (kind is int and -(1 << 24) < b < (1 << 24)):

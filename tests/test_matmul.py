@@ -277,3 +277,8 @@ def test_sums_of_products_run_in_register_tiles():
         assert len(specs) == reductions, [spec.root for spec in specs]
         for spec in specs:
             assert any(isinstance(p, CacheWrite) for p in pipeline.loops(spec, target)[1]), spec.root
+    # a product read elsewhere too is not summed again inside the other: its kernel's result is read
+    y = a @ w
+    z = y + b @ v
+    specs = pipeline.kernels([z.node, y.node], target).kernels
+    assert len(specs) == 2 and any(len(spec.inputs) == 3 for spec in specs), [spec.inputs for spec in specs]
