@@ -122,7 +122,7 @@ def test_a_transposed_copy_is_read_only_by_the_kernels_that_want_it():
         readers = [spec.root for spec in specs if copy in spec.inputs]
         assert [r.shape for r in readers] == [(2048, 1, 128)], readers   # (the forward's second product only)
     loss.backward()
-    want = (gs.astype(np.float64) @ w2s * 1.0).T @ xs
+    want = (gs.astype(np.float64) @ w2s).T @ xs
     np.testing.assert_allclose(w1.grad.numpy(), want, rtol=1e-4, atol=1e-2)
     np.testing.assert_allclose(out.numpy(), (xs.astype(np.float64) @ w1s.T) @ w2s.T, rtol=1e-4, atol=1e-2)
 
