@@ -361,16 +361,19 @@ class _KernelBuilder:
     def _hoistable(self, reduce: Node, path: tuple[Node, ...], shared: bool, frame: frozenset[int] | None) -> bool:
         """Whether a reduction read through `path` can be computed inside this kernel, once per
         row (with hoist_reductions): the path only broadcasts it along its reduced axes, the
-        axes it keeps are the kernel's outer axes (some longer than 1), no reduction around here
-        reduces them, nothing else reads it, and an elementwise op of this kernel reads it (the
-        lowering reads a hoisted reduction's value at every index of that op's space; read by
-        the root's own broadcast, it would be the kernel's expression, in its own shape)."""
+        axes it keeps are the kernel's outer axes (some longer than 1, or a single row too short
+        to run in parallel: a generated token's layer norm; a long one keeps its reductions
+        apart, each kernel runs the row on every core), no reduction around here reduces them,
+        nothing else reads it, and an elementwise op of this kernel reads it (the lowering reads
+        a hoisted reduction's value at every index of that op's space; read by the root's own
+        broadcast, it would be the kernel's expression, in its own shape)."""
         if reduce not in self.hoistable or frame is None or shared or not path or path[0] is self.root or \
                 any(p.op is not Op.EXPAND for p in path):
             return False
         space, rank = path[0].shape, len(reduce.shape)
         kept = [a for a in range(rank) if a not in reduce.arg]
-        return len(space) == rank and kept == list(range(len(kept))) and any(reduce.shape[a] > 1 for a in kept) \
+        rows = any(reduce.shape[a] > 1 for a in kept) or hint(math.prod(space)) < H.PARALLEL_MIN_WORK
+        return len(space) == rank and kept == list(range(len(kept))) and rows \
             and not frame & set(kept) and all(a in reduce.arg for a in range(rank) if reduce.shape[a] != space[a])
 
 

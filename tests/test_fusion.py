@@ -82,19 +82,20 @@ def _np_layer_norm(x):
     return centered / np.sqrt((centered * centered).mean(-1, keepdims=True) + 1e-5)
 
 
-@pytest.mark.parametrize("shape", [(33, 65), (2, 3, 17), (1, 40), (40, 1), (5, 1, 7), (0, 4)], ids=str)
+@pytest.mark.parametrize("shape", [(33, 65), (2, 3, 17), (1, 40), (40, 1), (5, 1, 7), (0, 4), (1, 1, 128),
+                                   (1, 1 << 17)], ids=str)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", ["softmax", "layer_norm"])
 def test_row_ops_are_one_kernel_on_the_cpu(shape, dtype, op):
     """A softmax (a row max, then a row sum that reads it, then the elements) and a layer
     norm (a row mean, then a variance around it) are one cpu kernel each where there are
-    several rows. (A single row keeps its reductions apart: in the kernel, nothing would run
-    the row in parallel.)"""
+    several rows, or one short row (a generated token's). (A long single row keeps its
+    reductions apart: in the kernel, nothing would run the row in parallel.)"""
     x = np.random.default_rng(3).standard_normal(shape).astype(dtype)
     fn, ref = (_softmax, _np_softmax) if op == "softmax" else (_layer_norm, _np_layer_norm)
     out = fn(lt.asarray(x))
     rows = int(np.prod(shape[:-1]))
-    assert kernels_for(out) == (0 if not x.size else 1 if rows > 1 else 3)
+    assert kernels_for(out) == (0 if not x.size else 1 if rows > 1 or x.size < 1 << 17 else 3)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     with np.errstate(all="ignore"):
         np.testing.assert_allclose(out.numpy(), ref(x), rtol=tol, atol=tol)
@@ -137,12 +138,15 @@ def test_row_ops_on_other_devices_realize_their_reductions(device):
 def test_reductions_that_would_be_recomputed_are_realized(data, case):
     """Only a reduction broadcast along its reduced axes, which are the kernel's inner axes, is
     computed in the kernel that reads it: a column mean (a batch norm's) would be recomputed
-    for every row, a whole-tensor mean in every parallel chunk; a reduction read through a
-    permute or by two kernels, and one reduced again, are realized first as before."""
+    for every row, a whole-tensor mean in every parallel chunk (where the tensor is large
+    enough to run in chunks); a reduction read through a permute or by two kernels, and one
+    reduced again, are realized first as before."""
     x, _, X, _ = data
     if case == "column-mean":
         out, want = X - X.mean(axis=0, keepdims=True), x - x.mean(0, keepdims=True)
     elif case == "whole-mean":
+        x = np.random.default_rng(8).standard_normal((512, 512)).astype(np.float32)
+        X = lt.asarray(x)
         out, want = X - X.mean(), x - x.mean()
     elif case == "permuted":
         out, want = X.T - X.max(axis=1, keepdims=True).T, x.T - x.max(1, keepdims=True).T
@@ -151,8 +155,18 @@ def test_reductions_that_would_be_recomputed_are_realized(data, case):
         out, want = (X - m) * m.sum(), (x - x.max(1, keepdims=True)) * x.max(1).sum()
     else:
         out, want = (X - X.max(axis=1, keepdims=True)).sum(), (x - x.max(1, keepdims=True)).sum()
-    assert kernels_for(out) == (3 if case == "shared" else 2)   # (shared: m, its sum, then the rest)
+    # (shared: m, then the rest, with m's sum of 33 values computed before its loop: a short "row")
+    assert kernels_for(out) == 2
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_small_whole_tensor_reduction_is_computed_in_the_kernel_that_reads_it(data):
+    """x - x.mean() over fewer elements than run in parallel: one kernel, the mean computed once
+    before its loop (a single short row, as a generated token's layer norm)."""
+    x, _, X, _ = data
+    out = X - X.mean()
+    assert kernels_for(out) == 1
+    np.testing.assert_allclose(out.numpy(), x - x.astype(np.float64).mean(), rtol=1e-5, atol=1e-5)
 
 
 def test_a_value_a_reduction_broadcasts_is_computed_once(data):
