@@ -108,11 +108,8 @@ class FloatExpr:
         return FloatExpr(float_sum(self.node, axis, self.node.dtype))
 
     def mean(self, axis: Any) -> "FloatExpr":
-        """Tensor.mean(axis, keepdims=True): the float sum divided by the count."""
-        x = self.node
-        count = math.prod(x.shape[a] for a in normalize_axes(axis, len(x.shape)))
-        total = FloatExpr(float_sum(x, axis, x.dtype))
-        return total / count if count else total * math.nan
+        """Tensor.mean(axis, keepdims=True)."""
+        return FloatExpr(mean_node(self.node, axis, self.node.dtype))
 
     def amax(self, axis: Any) -> "FloatExpr":
         return FloatExpr(reduce_node(Op.REDUCE_MAX, self.node, axis, "maximum"))
@@ -164,6 +161,16 @@ def float_sum(x: Node, axis: Any, dtype: DType) -> Node:
 
 
 _WIDER_SUM = {float16: float64, float32: float64, complex64: complex128}
+
+
+def mean_node(x: Node, axis: Any, dtype: DType) -> Node:
+    """The mean of a float (or complex) node over `axis` (kept, size 1) in `dtype`: its float
+    sum divided by the count (nan where there is none), the count a constant of `dtype`, as
+    `total / count` on tensors makes it. (Tensor.mean, and FloatExpr's.)"""
+    count = math.prod(x.shape[a] for a in normalize_axes(axis, len(x.shape)))
+    total = float_sum(x, axis, dtype)
+    op, value = (Op.DIV, count) if count else (Op.MUL, math.nan)
+    return Node(op, dtype, total.shape, (total, const(value, dtype, total.shape)))
 
 
 def reduce_node(op: Op, x: Node, axis: Any, name: str = "") -> Node:

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from .creation import arange
-from .floatexpr import FloatExpr, float_sum, reduce_node
+from .floatexpr import FloatExpr, float_sum, mean_node, reduce_node
 from .ir.arith import cast
 from .ir.dtypes import DType, bool_, float16, float32, float64, int64, to_dtype, uint64
 from .ir.graph import Node
@@ -338,13 +338,10 @@ class Reductions:
         if dtype is not None:
             return _in_dtype(self, dtype).mean(axis, keepdims).astype(dtype)
         x = self if self.dtype.is_inexact else self.astype(float64)
-        axes = normalize_axes(axis, self.ndim)
-        count = math.prod(self.shape[a] for a in axes)
         # float16 sums and divides in float32 and rounds once, as numpy's mean (no overflow on the way)
         inner = float32 if x.dtype is float16 else x.dtype
-        total = x._new(float_sum(x.node, axes, inner))
-        mean = total / count if count else total * math.nan
-        return self._new(_drop_axes(cast(mean.node, x.dtype), axis, keepdims))
+        mean = mean_node(x.node, normalize_axes(axis, self.ndim), inner)
+        return self._new(_drop_axes(cast(mean, x.dtype), axis, keepdims))
 
     def all(self, axis=None, keepdims: bool = False, *, out=None, dim=None, keepdim=None) -> "Tensor":
         """True where every element along `axis` is nonzero (True for empty input).

@@ -94,3 +94,12 @@ def test_linear_of_vectors_matches_numpy():
     xs, ws, bs = rng.standard_normal(6), rng.standard_normal((4, 6)), rng.standard_normal(4)
     got = F.linear(lt.asarray(xs), lt.asarray(ws), lt.asarray(bs))
     np.testing.assert_allclose(got.numpy(), ws @ xs + bs, rtol=1e-12)
+
+
+def test_a_norm_over_more_elements_than_float32_counts_exactly():
+    """layer_norm over 2**24 elements and more: its mean divides by a count no small-int
+    constant holds; the graph is still the tensor operations' (it raised a TypeError)."""
+    x = lt.zeros((1, 1 << 12, 1 << 12 | 1))
+    w = lt.ones((1 << 12, 1 << 12 | 1))
+    got, want = F.layer_norm(x, w.shape, w, None), _written_out("layer_norm", x, w, None)
+    assert got.node is want.node
