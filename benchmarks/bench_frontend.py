@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 import lazytensor as lt  # noqa: E402
 import lazytensor.nn.functional as F  # noqa: E402
 
-from bench_core import _ratio, compare, write_lines  # noqa: E402
+from bench_core import _ms, _ratio, compare, write_lines  # noqa: E402
 
 try:
     import torch
@@ -124,10 +124,9 @@ def products(repeat: int) -> list[str]:
                "torch": None if torch is None else
                lambda theirs=[(torch.from_numpy(a), torch.from_numpy(b)) for a, b in pairs]: _summed_products(theirs)}
         times = compare(fns, repeat)
-        rows.append(f"| {name} | {times['lazytensor'] * 1e3:.3f} | "
-                    f"{times['torch'] * 1e3:.3f} | " if "torch" in times else f"| {name} | {times['lazytensor'] * 1e3:.3f} | - | ")
-        rows[-1] += f"{times['numpy'] * 1e3:.3f} | {_ratio(times['lazytensor'], times.get('torch'))} |"
-    return ["### sums of matrix products, realized: ms (in turns)", "",
+        cells = [_ms(times.get(library)) for library in ("lazytensor", "torch", "numpy")]
+        rows.append(f"| {name} | {' | '.join(cells)} | {_ratio(times['lazytensor'], times.get('torch'))} |")
+    return ["### sums of matrix products, realized (in turns)", "",
             "| | lazytensor | torch | numpy | x torch |", "|---|---:|---:|---:|---:|", *rows, ""]
 
 
