@@ -79,3 +79,45 @@ def test_a_long_training_loop_keeps_its_memory_flat():
     gc.collect()
     assert _rss_mb() - start < 4.0
     assert losses[-1] < losses[0]   # (it did train)
+
+
+def _give(pool, nbytes: int, count: int) -> None:
+    for _ in range(count):
+        pool.give(nbytes, bytearray(1))   # (the pool keeps what it is given; the contents are not its business)
+
+
+def _kept(pool) -> dict[int, int]:
+    return {size: len(handles) for size, handles in pool.free.items()}
+
+
+@pytest.mark.parametrize("nbytes", [1, 512, 1 << 20, 4 << 20, 48 << 20, 256 << 20])
+def test_the_pool_keeps_a_bounded_number_of_one_size(nbytes):
+    """As many freed buffers of one size as a step's activations (2048x128 floats: some 30
+    alive at once), never more than PER_SIZE_BYTES' worth unless it is the minimum, and
+    never more than PER_SIZE_MAX; what it keeps is reused, last freed first."""
+    from lazytensor.backends.pool import MemoryPool
+    pool = MemoryPool()
+    _give(pool, nbytes, 200)
+    kept = _kept(pool).get(nbytes, 0)
+    assert kept == pool.per_size(nbytes)
+    assert pool.PER_SIZE_MIN <= kept <= pool.PER_SIZE_MAX
+    assert kept <= max(pool.PER_SIZE_MIN, pool.PER_SIZE_BYTES // nbytes)
+    if nbytes == 1 << 20:
+        assert kept >= 32   # (fewer, and a GPT step page-faults its activations every step)
+    assert pool.bytes == kept * nbytes <= pool.MAX_BYTES
+    assert [pool.take(nbytes) is not None for _ in range(kept + 1)] == [True] * kept + [False]
+    assert pool.bytes == 0
+
+
+def test_the_pool_is_bounded_in_bytes_and_sizes_dropping_the_sizes_freed_longest_ago():
+    from lazytensor.backends.pool import MemoryPool
+    pool = MemoryPool()
+    rng = np.random.default_rng(0)
+    sizes = [int(n) for n in rng.integers(1, 32 << 20, 2000)]
+    for size in sizes:
+        _give(pool, size, int(rng.integers(1, 8)))
+        assert pool.bytes <= pool.MAX_BYTES and len(pool.free) <= pool.MAX_SIZES
+        assert pool.bytes == sum(size * count for size, count in _kept(pool).items())
+    recent = list(dict.fromkeys(reversed(sizes)))   # sizes by the last time they were freed
+    assert set(pool.free) == set(recent[:len(pool.free)])
+    assert len(pool.free) == pool.MAX_SIZES or pool.bytes > pool.MAX_BYTES - (32 << 20) * 8
