@@ -14,6 +14,7 @@ import numpy as np
 
 from .dtypes import DType, can_cast_safe, cast_values
 from .graph import Node, consumers, toposort
+from .narrow import narrow
 from .ops import ELEMENTWISE, MOVEMENT, REDUCTION, Op
 from .symbolic import surely_equal
 from .rules import NUMPY_REFERENCE
@@ -269,9 +270,14 @@ def simplify(node: Node) -> Node:
 
 
 def optimize(roots: list[Node]) -> list[Node]:
-    """The graph-level pipeline: every reachable node rebuilt from simplified sources, sums
-    added together summed as one, then reductions reordered to the layout they are read in."""
-    return reduce_in_read_order(merge_added_sums(_rebuild(roots, lambda node, _: simplify(node))))
+    """The graph-level pipeline: every reachable node rebuilt from simplified sources, then
+    computed only where it is read (narrow.py), sums added together summed as one, then
+    reductions reordered to the layout they are read in."""
+    simplified = _rebuild(roots, lambda node, _: simplify(node))
+    narrowed = narrow(simplified)
+    if narrowed is not simplified:   # (new slices and smaller nodes: simplified again)
+        narrowed = _rebuild(narrowed, lambda node, _: simplify(node))
+    return reduce_in_read_order(merge_added_sums(narrowed))
 
 
 def merge_added_sums(roots: list[Node]) -> list[Node]:
