@@ -46,6 +46,7 @@ class Runtime:
         self.by_expression: LRU[CompiledKernel] = LRU(kernels)                 # by fused kernel expression
         self.plans: LRU[Any] = LRU(min(MAX_PLANS, max(1, kernels // 2)))     # realize plans by graph structure
         self.families: LRU[Any] = LRU(MAX_PLANS)   # graphs by skeleton, for size templates (lazytensor/sizes.py)
+        self.outlines: LRU[Any] = LRU(MAX_PLANS)   # graphs' integers by skeleton without EXPANDs (sizes.py)
         # one compile at a time per device: threads that need the same kernel compile it once
         self.compiling = threading.RLock()
 

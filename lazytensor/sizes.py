@@ -11,6 +11,13 @@ hold over the whole range or the compile is abandoned -- and the plan found is b
 later size: checked to be exactly the template's graph at that t, then run with t passed to
 its kernels (no compile). Anything the symbolic pipeline cannot decide falls back to the
 concrete compile, which is always right.
+
+A graph at size 1 has another skeleton than at 2 and up: broadcasting across an axis of size 1
+needs no EXPAND (generation's first token, T = 1, adds a bias to a (1, 1, 128) row without one).
+So each graph's *outline* is kept too: its skeleton with the EXPANDs left out. A new skeleton
+whose outline an earlier graph had gets its template at once, the earlier graph's integers
+giving each line's second point (an EXPAND's sizes are those of its source, or of the node that
+reads it where it broadcasts): generation compiles T = 1, then the template at T = 2.
 """
 from __future__ import annotations
 
@@ -56,6 +63,9 @@ class _Template:
     plan: Optional[plan.Plan]   # None: not compiled yet, or refused
     highest: int = HIGHEST      # the greatest size the plan serves (its compile assumed no more)
     refused: bool = False       # the symbolic compile failed: the family compiles per size
+    # made through an outline (_through_outline) and no other size fitted it yet: where one does
+    # not, the family drops it and fits its next two graphs as any family does
+    unconfirmed: bool = False
 
 
 @dataclass
@@ -81,6 +91,69 @@ def skeleton(roots: list[Node]) -> tuple[tuple, list[int], list[Node], dict[Node
         arg = _take(n.arg, ints) if n.op in SIZED else None if n.op is Op.BUFFER else n.local[3]
         parts.append((n.op, n.dtype, shape, arg, tuple(index[s] for s in n.src)))
     return (tuple(parts), tuple(index[r] for r in roots)), ints, order, starts
+
+
+def _outline(key: tuple, ints: list[int], order: list[Node], starts: dict[Node, int]) -> tuple[tuple, list[int]]:
+    """The skeleton `key` without its EXPAND nodes (a reader of one reads what it expands), and
+    the integers of the nodes left, in order."""
+    parts, roots = key
+    kept: dict[int, int] = {}   # index in `order` -> index in the outline
+    through: list[int] = []     # index in `order` -> the node it stands for (itself, or what an EXPAND expands)
+    outline, left = [], []
+    for i, (n, part) in enumerate(zip(order, parts)):
+        if n.op is Op.EXPAND:
+            through.append(through[part[4][0]])
+            continue
+        through.append(i)
+        kept[i] = len(outline)
+        op, dtype, shape, arg, src = part
+        outline.append((op, dtype, shape, arg, tuple(kept[through[j]] for j in src)))
+        left += ints[starts[n]:_end(order, starts, i, ints)]
+    return (tuple(outline), tuple(kept[through[r]] for r in roots)), left
+
+
+def _end(order: list[Node], starts: dict[Node, int], i: int, ints: list[int]) -> int:
+    """Where the integers of order[i] end among `ints`."""
+    return starts[order[i + 1]] if i + 1 < len(order) else len(ints)
+
+
+def _through_outline(old: list[int], new: list[int], key: tuple, ints: list[int], order: list[Node],
+                     starts: dict[Node, int]) -> Optional[_Template]:
+    """The template through an earlier graph of this graph's outline (its integers `old`, this
+    one's `new`; the earlier one may be at size 1) and this graph: each integer of a node kept
+    in the outline on its line through the two, an EXPAND's sizes on the lines of its source's
+    sizes, or where it broadcasts on those of a node that reads it at its shape; None where some
+    integer is no line, or a broadcast has no such reader."""
+    lines = _lines(old, new, lowest=1)
+    if lines is None:
+        return None
+    a: list = [None] * len(ints)
+    b: list = [None] * len(ints)
+    taken = 0
+    readers: dict[Node, list[Node]] = {}
+    for i, n in enumerate(order):
+        for s in n.src:
+            readers.setdefault(s, []).append(n)
+        if n.op is not Op.EXPAND:
+            start, end = starts[n], _end(order, starts, i, ints)
+            a[start:end] = lines[0][taken:taken + end - start]
+            b[start:end] = lines[1][taken:taken + end - start]
+            taken += end - start
+    for n in order:
+        if n.op is not Op.EXPAND:
+            continue
+        src = n.src[0]
+        for d, size in enumerate(n.shape):
+            if src.shape[d] == size:
+                q = starts[src] + d
+            else:
+                reader = next((r for r in readers.get(n, ()) if r.op is not Op.EXPAND and r.shape == n.shape), None)
+                if reader is None:
+                    return None
+                q = starts[reader] + d
+            for p in (starts[n] + d, starts[n] + len(n.shape) + d):   # (its shape, then its arg: the same sizes)
+                a[p], b[p] = a[q], b[q]
+    return _named(key, a, b)
 
 
 def _take(x: Any, ints: list[int]) -> Any:
@@ -111,8 +184,15 @@ def bound_plan(rt: Runtime, roots: list[Node]) -> Optional[plan.Plan]:
     with _lock:
         family = rt.families.get(key)
         if family is None:
-            rt.families.put(key, _Family(ints))
-            return None
+            family = _Family(ints)
+            rt.families.put(key, family)
+            outline, left = _outline(key, ints, order, starts)
+            earlier = rt.outlines.get(outline)
+            rt.outlines.put(outline, left)
+            family.template = None if earlier is None else _through_outline(earlier, left, key, ints, order, starts)
+            if family.template is None:
+                return None
+            family.template.unconfirmed = True
         template = family.template
         if template is None:
             template = _fit(family.sample, ints, key)
@@ -135,6 +215,12 @@ def bound_plan(rt: Runtime, roots: list[Node]) -> Optional[plan.Plan]:
     if template.plan is None:
         return None
     t = _size(template, ints)
+    if template.unconfirmed:
+        with _lock:
+            if t is None:
+                family.template, family.sample = None, ints
+            elif ints != family.sample:
+                template.unconfirmed = False
     if t is None:
         return None
     rt.stats.sized_plans += 1
@@ -144,13 +230,21 @@ def bound_plan(rt: Runtime, roots: list[Node]) -> Optional[plan.Plan]:
 def _fit(old: list[int], new: list[int], key: tuple) -> Optional[_Template]:
     """The template through two graphs' integers: integer k is a[k]*t + b[k], t the first one
     that differs; None where some integer is no such line."""
+    lines = _lines(old, new, LOWEST)
+    return None if lines is None else _named(key, *lines)
+
+
+def _lines(old: list[int], new: list[int], lowest: int) -> Optional[tuple[list[int], list[int]]]:
+    """(a, b): integer k of both on the line a[k]*t + b[k] through them, t the first integer
+    that differs (in old, at least `lowest`; in new, at least LOWEST); None where there is no
+    such t or some integer is no such line."""
     if len(old) != len(new):
         return None
     pivot = next((k for k, (u, v) in enumerate(zip(old, new)) if u != v), None)
     if pivot is None:
         return None
     t1, t2 = old[pivot], new[pivot]
-    if min(t1, t2) < LOWEST or min(t1, t2) > MOST:
+    if t1 < lowest or t2 < LOWEST or min(t1, t2) > MOST:
         return None
     a, b = [], []
     for u, v in zip(old, new):
@@ -159,6 +253,10 @@ def _fit(old: list[int], new: list[int], key: tuple) -> Optional[_Template]:
             return None
         a.append(slope)
         b.append(u - slope * t1)
+    return a, b
+
+
+def _named(key: tuple, a: list[int], b: list[int]) -> _Template:
     # (a name from the template itself: a kernel's source, and so its disk cache entry, is the
     # same in every process that meets this template)
     digest = hashlib.sha256(repr((key, a, b)).encode()).hexdigest()[:12]

@@ -81,7 +81,7 @@ def test_a_row_chain_compiles_once_for_every_length():
         got = ((lt.exp(lt.asarray(x)) * lw + 1.0).sum(axis=1) / 96).numpy()
         compiled.append(_compiled() - before)
         np.testing.assert_allclose(got, (np.exp(x) * w + 1.0).sum(axis=1) / 96, rtol=2e-6, atol=1e-5)
-    assert sum(compiled[3:]) == 0, compiled   # sizes 1 and 2 on their own; 3 makes the template
+    assert sum(compiled[2:]) == 0, compiled   # size 1 on its own; 2 makes the template (sizes.py: outlines)
 
 
 def _causal_attention(np_q, np_k, np_v, mask):
@@ -147,6 +147,41 @@ def test_small_heads_fuse_loops_of_symbolic_length():
         compiled.append(_compiled() - before)
         np.testing.assert_allclose(got, _causal_attention(x, x, x, mask), rtol=1e-5, atol=1e-5)
     assert sum(compiled[3:]) == 0, compiled
+
+
+def test_a_growing_context_compiles_size_1_then_one_template():
+    """Size 1 broadcasts a bias without an EXPAND, so its graph has another skeleton than at
+    2 and up; its outline (the skeleton without EXPANDs) is the same, and the graph at 2 makes
+    the template at once: a token's forward at T = 3, 4, ... compiles nothing. The template's
+    sizes of the EXPANDs it had not seen at 1 come from their sources or their readers: a batch
+    of 3 broadcast over T (a constant) and T itself."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((16, 24)).astype(np.float32)
+    bias = rng.standard_normal(24).astype(np.float32)
+    rows = rng.standard_normal((3, 1, 24)).astype(np.float32)
+    lw, lbias, lrows = lt.asarray(w), lt.asarray(bias), lt.asarray(rows)
+    compiled, templates = [], lt.stats()["size_templates"]
+    for t in [1, 2, 3, 4, 9, 17, 5]:
+        x = rng.standard_normal((1, t, 16)).astype(np.float32)
+        before = _compiled()
+        h = lt.tanh(lt.asarray(x) @ lw + lbias)            # (1, t, 24): the bias expanded over t
+        got = (h * lrows + h.sum(-1, keepdims=True))[:, -1].numpy()   # (3, t, 24): h over the batch, rows over t
+        compiled.append(_compiled() - before)
+        hn = np.tanh(x @ w + bias)
+        np.testing.assert_allclose(got, (hn * rows + hn.sum(-1, keepdims=True))[:, -1], rtol=1e-5, atol=1e-5)
+    assert compiled[0] and compiled[1] and sum(compiled[2:]) == 0, compiled
+    assert lt.stats()["size_templates"] == templates + 1
+
+
+def test_an_outline_whose_sizes_are_no_lines_compiles_each_size():
+    """Graphs of one outline whose sizes do not follow one size (t and t*t): the template made
+    from sizes 1 and 2 does not fit size 3, which compiles for itself, right."""
+    rng = np.random.default_rng(6)
+    for t in [1, 2, 3, 4]:
+        x = rng.standard_normal((t, t * t)).astype(np.float32)
+        b = rng.standard_normal(t * t).astype(np.float32)
+        got = (lt.exp(lt.asarray(x)) + lt.asarray(b)).numpy()
+        np.testing.assert_allclose(got, np.exp(x) + b, rtol=1e-5, atol=1e-6)
 
 
 def test_sizes_past_what_the_template_holds_compile_on_their_own():
@@ -292,3 +327,19 @@ def test_full_tiles_of_a_symbolic_size_run_apart_from_the_tail():
     assert any(stops and all(isinstance(stop, loop.Const) for stop in stops) for stops in versions), \
         "no full-tile version"
     assert any(not isinstance(stop, loop.Const) for stops in versions for stop in stops), "no tail version"
+
+
+def test_a_template_made_through_an_outline_that_later_sizes_miss_gives_way():
+    """Sizes 1 and 2 of one outline whose sizes then follow another line (t, then 2t - 1 from
+    3 on: a template made from 1 and 2 misses them): size 3 compiles for itself, then 3 and 4
+    make the family's template as any two graphs do, and later sizes compile nothing."""
+    rng = np.random.default_rng(7)
+    compiled = []
+    for t, n in [(1, 1), (2, 2), (3, 5), (4, 7), (5, 9), (6, 11), (7, 13)]:
+        x = rng.standard_normal((t, n)).astype(np.float32)
+        b = rng.standard_normal(n).astype(np.float32)
+        before = _compiled()
+        got = (lt.exp(lt.asarray(x)) * lt.asarray(b)).numpy()
+        compiled.append(_compiled() - before)
+        np.testing.assert_allclose(got, np.exp(x) * b, rtol=1e-5, atol=1e-6)
+    assert compiled[2] and sum(compiled[4:]) == 0, compiled
