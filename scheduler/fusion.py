@@ -119,17 +119,18 @@ def _cuts(order: list[Node], roots: set[Node], uses: dict[Node, int]) -> list[No
     twice only cuts earlier. A reduction counts as one load for its readers (most are computed
     into memory; one inlined into its reader is bounded itself). Where a node is too big, its
     biggest sources are cut first. An elementwise value with several consumers is computed into
-    memory once its expression passes H.SHARED_RECOMPUTE_MAX nodes: recomputed by each
+    memory once its expression passes H.SHARED_RECOMPUTE_MAX nodes that compute: recomputed by each
     consumer, and the consumers' consumers..., a loop's `y = y - y.mean() + 1` does work that
     grows with the square of its steps."""
     seen_as: dict[Node, int] = {}   # what a node adds to the expression of a kernel that reads it
+    work: dict[Node, int] = {}      # the same, counting the ops that compute (not views: index math)
     cuts: list[Node] = []
     for node in order:
         if node.op is Op.CONST:
-            seen_as[node] = 0
+            seen_as[node] = work[node] = 0
             continue
         if node.op is Op.BUFFER:
-            seen_as[node] = 1
+            seen_as[node] = work[node] = 1
             continue
         sources = sorted({s for s in node.src if s.op is not Op.CONST}, key=lambda s: seen_as[s])
         size = 1 + sum(seen_as[s] for s in sources)
@@ -137,11 +138,13 @@ def _cuts(order: list[Node], roots: set[Node], uses: dict[Node, int]) -> list[No
             biggest = sources.pop()   # computed into memory: read as one load
             cuts.append(biggest)
             size -= seen_as[biggest] - 1
-            seen_as[biggest] = 1
-        if size > H.SHARED_RECOMPUTE_MAX and uses.get(node, 0) > 1 and node.op in ELEMENTWISE and node not in roots:
+            seen_as[biggest] = work[biggest] = 1
+        cost = (node.op not in MOVEMENT) + sum(work[s] for s in node.src)   # (a cut source: 1, a load)
+        if cost > H.SHARED_RECOMPUTE_MAX and uses.get(node, 0) > 1 and node.op in ELEMENTWISE and node not in roots:
             cuts.append(node)
-            size = 1
-        seen_as[node] = 1 if node in roots or node.op in OPAQUE or node.op in REDUCTION else size
+            size = cost = 1
+        kept = node in roots or node.op in OPAQUE or node.op in REDUCTION
+        seen_as[node], work[node] = (1, 1) if kept else (size, cost)
     return cuts
 
 

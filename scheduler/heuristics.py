@@ -117,8 +117,10 @@ CACHE_WRITE_MIN_TERMS = 8
 RECOMPUTE_BROADCAST_MAX = 16
 
 # An elementwise value read by several consumers is recomputed by each while its expression has
-# at most this many nodes (cheaper than a round trip through memory), else computed into memory
-# once: recomputing compounds along a chain of such values.
+# at most this many nodes that compute (loads and ops; views are index math and count nothing),
+# cheaper than a round trip through memory, else computed into memory once: recomputing
+# compounds along a chain of such values. (Counting views, a layer norm over a residual stream
+# of 3 broadcast biases took 2 kernels at T >= 2 in generation and 1 at T = 1.)
 SHARED_RECOMPUTE_MAX = 24
 
 # The most nodes a kernel's expression may have (counted as a tree): beyond it, fusion computes

@@ -462,3 +462,21 @@ def test_a_keepdims_reduction_read_broadcast_fills_the_whole_result(device, name
     want = np.broadcast_to(theirs(data, axis), out)
     for got in (ours(x, axis).broadcast_to(out), ours(x, axis).expand(*out)):
         assert_close(got.numpy(), want)
+
+
+@pytest.mark.parametrize("terms", [2, 6, 9])
+def test_a_shared_value_is_recomputed_by_what_it_computes_not_by_its_views(terms):
+    """A layer norm's centered input is read twice (the variance and the output). Recomputed
+    while its expression computes few ops (fusion._cuts, H.SHARED_RECOMPUTE_MAX), however many
+    views (a reshape and an expand per broadcast bias) stand in it: one kernel for a residual
+    stream of 2 to 9 terms, as for 1; the values as numpy's."""
+    rng = np.random.default_rng(terms)
+    a = rng.standard_normal((8, 64)).astype(np.float32)
+    biases = [rng.standard_normal(64).astype(np.float32) for _ in range(terms)]
+    x, want = lt.asarray(a), a
+    for b in biases:
+        x, want = x + lt.asarray(b), want + b
+    out = lt.nn.functional.layer_norm(x, (64,))
+    assert kernels_for(out) == 1
+    centered = want - want.mean(-1, keepdims=True)
+    assert_close(out, centered / np.sqrt((centered * centered).mean(-1, keepdims=True) + np.float32(1e-5)))
