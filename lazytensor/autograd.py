@@ -136,6 +136,16 @@ def tracks(node: Node) -> bool:
     known = node.tracks
     if known is not None:
         return known
+    value = False
+    for s in node.src:   # (most often its sources are decided: the node made by one tensor op)
+        known = s.tracks
+        if known is None:
+            break
+        value = value or known
+    else:
+        value = value and node.op is not _DETACH and node.dtype.kind in _INEXACT
+        _set_tracks(node, value)
+        return value
     stack = [node]   # depth first: a node is decided once its sources are
     while stack:
         n = stack[-1]
@@ -163,6 +173,12 @@ def tracks(node: Node) -> bool:
 _DETACH = Op.DETACH
 _INEXACT = ("f", "c")
 _set_tracks = Node.tracks.__set__   # (the slot itself: Node.__setattr__ refuses every write)
+
+
+def mark_tracks(node: Node, value: bool) -> None:
+    """Memoize tracks(node) where the caller knows it (floatexpr.py: whether any operand of a
+    composite tracks), so that no walk over the nodes it made asks again."""
+    _set_tracks(node, value)
 
 
 def adopt(node: Node) -> tuple[Node, bool]:

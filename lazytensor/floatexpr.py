@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Union
 
-from .autograd import is_grad_enabled, tracks
+from .autograd import is_grad_enabled, mark_tracks, tracks
 from .ir.arith import cast, reshaped, sum_of_products
 from .ir.dtypes import DType, complex64, complex128, float16, float32, float64
 from .ir.graph import Node
@@ -34,11 +34,14 @@ Number = Union[float, int]
 
 class FloatExpr:
     """A float32/float64 graph node with the arithmetic of a tensor of it (see the module's
-    docstring). `x + y`, `2 * x`, `x ** -0.5` broadcast as tensors do; `x.node` is the node."""
-    __slots__ = ("node",)
+    docstring). `x + y`, `2 * x`, `x ** -0.5` broadcast as tensors do; `x.node` is the node,
+    `x.tracks` whether gradients flow from it to a leaf (autograd.tracks: any operand's do, but
+    through a detach), kept along so that the result's Tensor need not walk its new nodes."""
+    __slots__ = ("node", "tracks")
 
-    def __init__(self, node: Node):
+    def __init__(self, node: Node, tracks: bool):
         self.node = node
+        self.tracks = tracks
 
     @staticmethod
     def of(*values: Any) -> Optional[tuple["FloatExpr", ...]]:
@@ -52,7 +55,7 @@ class FloatExpr:
         if any(v is not None and (not isinstance(v, Tensor) or v.dtype is not dtype or v.device != device)
                for v in values):
             return None
-        return tuple(None if v is None else FloatExpr(v.node) for v in values)
+        return tuple(None if v is None else FloatExpr(v.node, tracks(v.node)) for v in values)
 
     # ---- elementwise ------------------------------------------------------------------------------
 
@@ -64,11 +67,13 @@ class FloatExpr:
             if shape is None:
                 raise ValueError(f"operands could not be broadcast together with shapes {x.shape} {y.shape}")
             x, y = broadcast_node(x, shape), broadcast_node(y, shape)
+            flows = self.tracks or other.tracks
         elif type(other) is float or (type(other) is int and -(1 << 24) < other < (1 << 24)):
             y = const(other, x.dtype, x.shape)   # (as the tensors' fast path: a weak scalar)
+            flows = self.tracks
         else:
             return NotImplemented
-        return FloatExpr(Node(op, x.dtype, x.shape, (y, x) if reflected else (x, y)))
+        return FloatExpr(Node(op, x.dtype, x.shape, (y, x) if reflected else (x, y)), flows)
 
     def __add__(self, other: Any) -> "FloatExpr":
         return self._binary(Op.ADD, other)
@@ -96,40 +101,42 @@ class FloatExpr:
 
     def unary(self, op: Op) -> "FloatExpr":
         """exp(x), erf(x), ... (a float's own dtype: float_unary's rule for it)."""
-        return FloatExpr(make(op, self.node))
+        return FloatExpr(make(op, self.node), self.tracks)
 
     def detach(self) -> "FloatExpr":
         """Tensor.detach: cut from the gradient where it would carry one."""
-        return FloatExpr(make(Op.DETACH, self.node)) if is_grad_enabled() and tracks(self.node) else self
+        return FloatExpr(make(Op.DETACH, self.node), False) if is_grad_enabled() and self.tracks else self
 
     # ---- reductions (the reduced axes kept, of size 1) ---------------------------------------------
 
     def sum(self, axis: Any) -> "FloatExpr":
-        return FloatExpr(float_sum(self.node, axis, self.node.dtype))
+        return FloatExpr(float_sum(self.node, axis, self.node.dtype), self.tracks)
 
     def mean(self, axis: Any) -> "FloatExpr":
         """Tensor.mean(axis, keepdims=True)."""
-        return FloatExpr(mean_node(self.node, axis, self.node.dtype))
+        return FloatExpr(mean_node(self.node, axis, self.node.dtype), self.tracks)
 
     def amax(self, axis: Any) -> "FloatExpr":
-        return FloatExpr(reduce_node(Op.REDUCE_MAX, self.node, axis, "maximum"))
+        return FloatExpr(reduce_node(Op.REDUCE_MAX, self.node, axis, "maximum"), self.tracks)
 
     # ---- movement and products ---------------------------------------------------------------------
 
     def reshape(self, shape: tuple[int, ...]) -> "FloatExpr":
-        return FloatExpr(reshaped(self.node, shape))
+        return FloatExpr(reshaped(self.node, shape), self.tracks)
 
     @property
     def mT(self) -> "FloatExpr":
         """The last two axes swapped (the node of Tensor.mT, a view)."""
         n = len(self.node.shape)
-        return FloatExpr(make(Op.PERMUTE, self.node, arg=tuple(range(n - 2)) + (n - 1, n - 2)))
+        return FloatExpr(make(Op.PERMUTE, self.node, arg=tuple(range(n - 2)) + (n - 1, n - 2)), self.tracks)
 
     def __matmul__(self, other: "FloatExpr") -> "FloatExpr":
-        return FloatExpr(matmul_node(self.node, other.node, self.node.dtype))
+        return FloatExpr(matmul_node(self.node, other.node, self.node.dtype), self.tracks or other.tracks)
 
     def tensor(self, device: str) -> Tensor:
         """The expression as a tensor (autograd adopts it: under no_grad, cut from the graph)."""
+        if self.node.tracks is None:
+            mark_tracks(self.node, self.tracks)
         return Tensor(self.node, device)
 
 

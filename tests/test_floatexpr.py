@@ -9,6 +9,7 @@ import pytest
 import lazytensor as lt
 import lazytensor.nn.functional as F
 from lazytensor.floatexpr import FloatExpr
+from lazytensor.ir.ops import Op
 
 
 def _written_out(name, x, w, b):
@@ -103,3 +104,26 @@ def test_a_norm_over_more_elements_than_float32_counts_exactly():
     w = lt.ones((1 << 12, 1 << 12 | 1))
     got, want = F.layer_norm(x, w.shape, w, None), _written_out("layer_norm", x, w, None)
     assert got.node is want.node
+
+
+@pytest.mark.parametrize("name", ["linear", "layer_norm", "gelu", "softmax"])
+@pytest.mark.parametrize("tracking", [(), ("x",), ("w",), ("b",), ("x", "w", "b")])
+def test_a_composite_knows_whether_its_result_tracks_as_autograd_would_find(name, tracking):
+    """FloatExpr carries whether gradients flow to a leaf and marks the result's node with it
+    (no walk over the nodes it made): the mark is what autograd's walk finds, whichever
+    operands require grad, and under no_grad the result is cut exactly where it tracks."""
+    from lazytensor.autograd import mark_tracks, tracks
+    rng = np.random.default_rng(len(tracking))
+    x, w, b = _operands(name, np.float32, (3, 5), rng, grad=False)
+    for label, t in zip("xwb", (x, w, b)):
+        if label in tracking:
+            t.requires_grad_()
+    got = _composite(name, x, w, b)
+    marked = got.node.tracks
+    mark_tracks(got.node, None)
+    assert tracks(got.node) == marked
+    assert got.requires_grad == marked
+    assert marked == any(label in tracking for label in ("x" if name in ("gelu", "softmax") else "xwb"))
+    with lt.no_grad():
+        cut = _composite(name, x, w, b)
+    assert not cut.requires_grad and (cut.node.op is Op.DETACH) == marked
