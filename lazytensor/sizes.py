@@ -211,6 +211,9 @@ def bound_plan(rt: Runtime, roots: list[Node]) -> Optional[plan.Plan]:
                     traceback.print_exc()
             template.refused = True
             rt.stats.size_templates_refused += 1
+            if template.unconfirmed:   # (made through an outline: the family's next two graphs fit as usual)
+                with _lock:
+                    family.template = None
             return None
     if template.plan is None:
         return None

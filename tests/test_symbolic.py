@@ -343,3 +343,29 @@ def test_a_template_made_through_an_outline_that_later_sizes_miss_gives_way():
         compiled.append(_compiled() - before)
         np.testing.assert_allclose(got, np.exp(x) * b, rtol=1e-5, atol=1e-6)
     assert compiled[2] and sum(compiled[4:]) == 0, compiled
+
+
+def test_a_refused_template_made_through_an_outline_gives_way(monkeypatch):
+    """Where the symbolic compile refuses the template made at size 2 (through size 1's
+    outline), sizes 2 and 3 compile for themselves and make the family's template as any two
+    graphs do: later sizes compile nothing."""
+    from lazytensor import sizes
+    real, refused = sizes._compile, []
+
+    def refuse_first(rt, template, *rest):
+        if not refused:
+            refused.append(template.name)
+            raise Undecidable("refused for the test")
+        return real(rt, template, *rest)
+    monkeypatch.setattr(sizes, "_compile", refuse_first)
+    rng = np.random.default_rng(8)
+    b = rng.standard_normal(19).astype(np.float32)
+    lb = lt.asarray(b)
+    compiled = []
+    for t in [1, 2, 3, 4, 5, 6]:
+        x = rng.standard_normal((t, 19)).astype(np.float32)
+        before = _compiled()
+        got = (lt.sin(lt.asarray(x)) - lb * 0.5).numpy()
+        compiled.append(_compiled() - before)
+        np.testing.assert_allclose(got, np.sin(x) - b * np.float32(0.5), rtol=1e-5, atol=1e-6)
+    assert refused and sum(compiled[3:]) == 0, compiled
