@@ -27,3 +27,7 @@ class Target:
     # kernels run as a grid of thread blocks (gpu-style schedules: Bind, local memory); else as
     # loop nests on cores with SIMD vectors (cpu-style schedules: Parallel, Vectorize)
     launches_blocks: bool = False
+    # a block-launched device whose local memory is ordinary memory (OpenCL's
+    # CL_DEVICE_LOCAL_MEM_TYPE GLOBAL: a cpu behind OpenCL, as PoCL is): its blocks gain nothing
+    # from sharing work through it, and run one after another on its cores
+    local_memory_emulated: bool = False

@@ -158,3 +158,12 @@ GPU_MATMUL_TILE = 16
 # A device whose work-items have vectors at least this wide (4 floats) is offered the cpu's
 # schedules too (scheduler/schedule.py work_item_schedule): a cpu behind OpenCL, as PoCL is
 GPU_WORK_ITEM_SIMD_BYTES = 16
+
+
+def cpu_like(target) -> bool:
+    """A block-launched device that is a cpu underneath (local memory emulated, work-items with
+    SIMD lanes: PoCL): it gets the cpu's schedules, its parallel loop's iterations as blocks of
+    one work-item (schedule.work_item_schedule). On PoCL (Zen 3, 2 cores), against the gpu
+    schedules: row sums of 4096^2 15% -> 34% of its copy bandwidth, a row softmax 3% -> 9%, a
+    fused elementwise chain 43% -> 58%."""
+    return target.launches_blocks and target.local_memory_emulated and target.simd_bytes >= GPU_WORK_ITEM_SIMD_BYTES

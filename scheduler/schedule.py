@@ -128,6 +128,10 @@ def terms_per_output(reduces: list[Node]) -> int:
 def heuristic_schedule(expr: Node, target: Target) -> Schedule:
     """The heuristic schedule of a kernel expression for `target`."""
     if target.launches_blocks:
+        if H.cpu_like(target):
+            found = work_item_schedule(expr, target)
+            if not any(isinstance(p, CacheWrite) for p in found):   # (a register tile lowers for cpu kernels only)
+                return found
         return gpu_schedule(expr, target)
     return cpu_schedule(expr, target)
 
@@ -142,6 +146,8 @@ def alternative_schedules(expr: Node, target: Target) -> list[Schedule]:
         packed = cpu_schedule(expr, target, pack_panels=True)
         return [packed] if packed != cpu_schedule(expr, target) else []
     found = [work_item_schedule(expr, target)] if target.simd_bytes >= H.GPU_WORK_ITEM_SIMD_BYTES else []
+    if H.cpu_like(target):
+        found += [gpu_schedule(expr, target)]
     if reductions(expr) and expr.shape:
         found += [gpu_schedule(expr, target, per_thread=True, tiled=False),
                   gpu_schedule(expr, target, per_thread=False, tiled=False)]

@@ -28,6 +28,7 @@ from lazytensor.ir.graph import Node
 from lazytensor.ir.ops import OPAQUE, Op
 from lazytensor.ir.target import Target
 from lazytensor.scheduler.fusion import KernelSpec
+from lazytensor.scheduler.heuristics import cpu_like
 from lazytensor.scheduler.lower import lower
 from lazytensor.scheduler.schedule import (Bind, CacheRead, Fuse, Reorder, Split, gpu_schedule, reductions)
 
@@ -132,12 +133,21 @@ def lower_tensor(result: lt.Tensor, target: Target, prefix: str) -> tuple[list[L
     for i, spec in enumerate(found.kernels):
         assert spec.root.op not in OPAQUE, "these expressions have no opaque steps (those run on the host)"
         expr, schedule, kernel = pipeline.loops(spec, target, name=identifier(prefix, str(i)))
-        assert gpu_schedule(expr, target) == schedule   # a gpu target gets the gpu heuristics
+        # (a gpu target gets the gpu heuristics; a cpu behind OpenCL, as PoCL is, the cpu's: see below)
+        assert (work_item_or_gpu(expr, target) if cpu_like(target) else gpu_schedule(expr, target)) == schedule
         kernels.append(Lowered(spec, expr, schedule, kernel))
     return kernels, found.roots[0]
 
 
 @functools.lru_cache(maxsize=None)
+def work_item_or_gpu(expr: Node, target: Target) -> tuple:
+    """The schedule a cpu behind OpenCL gets: the cpu's as blocks of one work-item, or the gpu's
+    where the cpu's holds a register tile."""
+    from lazytensor.scheduler.schedule import CacheWrite, work_item_schedule
+    found = work_item_schedule(expr, target)
+    return gpu_schedule(expr, target) if any(isinstance(p, CacheWrite) for p in found) else found
+
+
 def case_kernels(name: str, target: str) -> tuple[tuple[Lowered, ...], Node]:
     result = CASES[name].build(*[lt.asarray(a) for a in inputs(name)])
     kernels, root = lower_tensor(result, TARGETS[target], f"c_{name}_{target}")
@@ -565,3 +575,45 @@ def test_thread_reduction_over_a_number_of_threads_that_is_not_a_power_of_two(op
     want = CASES["row-sum"].reference(*inputs("row-sum"))
     assert_close(launch(program, [lw], root).reshape(want.shape), want)
 
+
+
+# ---- a cpu behind OpenCL ----------------------------------------------------------------------------
+
+CPU_LIKE = Target("opencl", simd_bytes=32, cores=2, launches_blocks=True, max_threads_per_block=4096,
+                  local_memory_bytes=512 * 1024, local_memory_emulated=True)
+
+
+@pytest.mark.parametrize("name", ["elementwise-7x300", "row-sum", "short-rows", "column-sum-many", "softmax",
+                                  "two-reductions", "argmax", "matmul"])
+def test_a_cpu_behind_opencl_gets_the_cpus_schedules(name):
+    """A block-launched target whose local memory is emulated and whose work-items have SIMD
+    lanes (PoCL) gets the cpu's schedule, its parallel loop's iterations as blocks of one
+    work-item, no block-wide tree; where the cpu's holds a register tile (CacheWrite: a matmul,
+    short rows), which lowers for cpu kernels only, the gpu's. The same target with real local
+    memory (a gpu) gets the gpu's."""
+    from dataclasses import replace
+    from lazytensor.scheduler.schedule import CacheWrite, heuristic_schedule, work_item_schedule
+    result = CASES[name].build(*[lt.asarray(a) for a in inputs(name)])
+    gpu = replace(CPU_LIKE, local_memory_emulated=False)
+    for spec in pipeline.kernels([result.node], CPU_LIKE).kernels:
+        expr = pipeline.loops(spec, CPU_LIKE, name="k")[0]
+        chosen, cpu = heuristic_schedule(expr, CPU_LIKE), work_item_schedule(expr, CPU_LIKE)
+        assert chosen == work_item_or_gpu(expr, CPU_LIKE)
+        if not any(isinstance(p, CacheWrite) for p in cpu):
+            assert not any(isinstance(p, Bind) and p.kind == "thread" for p in chosen)
+        assert name in ("matmul", "short-rows", "column-sum-many") or chosen == cpu
+        assert heuristic_schedule(expr, gpu) == gpu_schedule(expr, gpu)
+
+
+@needs_opencl
+def test_pocl_says_it_is_a_cpu_and_every_case_is_right_on_it():
+    """PoCL's target states emulated local memory (CL_DEVICE_LOCAL_MEM_TYPE GLOBAL); every case,
+    realized through lt on opencl:0 with the schedules its target gets, equals numpy's."""
+    target = runtime("opencl:0").device.target
+    if "Portable Computing Language" not in target.features:
+        pytest.skip("opencl:0 is not PoCL")
+    assert target.local_memory_emulated
+    for name in CASES:
+        arrays = inputs(name)
+        got = CASES[name].build(*[lt.asarray(a, device="opencl") for a in arrays])
+        assert_close(got.numpy(), CASES[name].reference(*arrays))

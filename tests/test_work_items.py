@@ -12,7 +12,7 @@ from lazytensor import pipeline, tuned
 from lazytensor.backends import cstyle
 from lazytensor.devices import runtime
 from lazytensor.scheduler.collapse import collapse_axes
-from lazytensor.scheduler.schedule import Bind, alternative_schedules, work_item_schedule
+from lazytensor.scheduler.schedule import Bind, alternative_schedules, gpu_schedule, work_item_schedule
 
 from conftest import assert_close, own_cache
 from test_gpu_schedule import TARGETS, needs_opencl
@@ -100,9 +100,9 @@ def test_a_vectorized_loop_asks_clang_and_regroups_only_the_update():
     lines = source.splitlines()
     at = lines.index(cstyle.OPENCL.reassociate)
     assert lines[at - 1].strip() == "{" and lines[at + 2].strip() == "}" and "=" in lines[at + 1]
-    # the gpu heuristics' source and CUDA's have no pragma
-    _, _, heuristic = pipeline.loops(kernel, target)
-    assert "#pragma clang" not in cstyle.render(heuristic, cstyle.OPENCL)
+    # the gpu schedule's source and CUDA's have no pragma
+    _, _, gpu = pipeline.loops(kernel, target, gpu_schedule(expr, target))
+    assert "#pragma clang" not in cstyle.render(gpu, cstyle.OPENCL)
     assert "#pragma clang" not in cstyle.render(lowered, cstyle.CUDA)
 
 
