@@ -164,6 +164,6 @@ def cpu_like(target) -> bool:
     """A block-launched device that is a cpu underneath (local memory emulated, work-items with
     SIMD lanes: PoCL): it gets the cpu's schedules, its parallel loop's iterations as blocks of
     one work-item (schedule.work_item_schedule). On PoCL (Zen 3, 2 cores), against the gpu
-    schedules: row sums of 4096^2 15% -> 34% of its copy bandwidth, a row softmax 3% -> 9%, a
-    fused elementwise chain 43% -> 58%."""
+    schedules in turns in one process: row sums of 4096^2 9.1 -> 2.3 ms, a row softmax 78 -> 30
+    ms, an elementwise chain over 16M floats 9.1 -> 8.2 ms."""
     return target.launches_blocks and target.local_memory_emulated and target.simd_bytes >= GPU_WORK_ITEM_SIMD_BYTES

@@ -51,12 +51,12 @@ class OpenCLDevice:
         self.queue = cl.CommandQueue(self.context)
         self.fp64 = "cl_khr_fp64" in d.extensions
         self.max_alloc = d.max_mem_alloc_size
-        # a work-item's own vectors (a cpu device's SIMD lanes: 64 bytes on AVX-512 PoCL; 4 on a gpu)
         # a cpu behind OpenCL (local memory is ordinary memory: PoCL) compiles through LLVM as the
         # cpu backend does, and keeps a loop that calls a C library function (tan, log1p, fmod)
         # scalar as it does: such sums are then accumulated in float64, not in float32 partials
         # meant for vector lanes (tests/test_reductions.py: as accurate as numpy)
         emulated = d.local_mem_type == cl.device_local_mem_type.GLOBAL
+        # a work-item's own vectors (a cpu device's SIMD lanes: 64 bytes on AVX-512 PoCL; 4 on a gpu)
         self.target = Target("opencl", simd_bytes=4 * d.native_vector_width_float, launches_blocks=True,
                              cores=d.max_compute_units,
                              max_threads_per_block=d.max_work_group_size, local_memory_bytes=d.local_mem_size,
