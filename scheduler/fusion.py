@@ -139,7 +139,7 @@ def _cuts(order: list[Node], roots: set[Node], uses: dict[Node, int]) -> list[No
             cuts.append(biggest)
             size -= seen_as[biggest] - 1
             seen_as[biggest] = work[biggest] = 1
-        cost = (node.op not in MOVEMENT) + sum(work[s] for s in node.src)   # (a cut source: 1, a load)
+        cost = (node.op not in MOVEMENT) + sum(work[s] for s in set(node.src))   # (a cut source: 1, a load)
         if cost > H.SHARED_RECOMPUTE_MAX and uses.get(node, 0) > 1 and node.op in ELEMENTWISE and node not in roots:
             cuts.append(node)
             size = cost = 1
