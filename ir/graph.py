@@ -169,6 +169,15 @@ def consumers(order: list[Node]) -> dict[Node, int]:
     return count
 
 
+def readers(order: list[Node]) -> dict[Node, list[Node]]:
+    """The distinct nodes in `order` that use each node as a source, in `order`'s order."""
+    found: dict[Node, list[Node]] = {}
+    for node in order:
+        for s in dict.fromkeys(node.src):
+            found.setdefault(s, []).append(node)
+    return found
+
+
 def pretty(roots: Iterable[Node]) -> str:
     """A readable listing of the graph, one node per line (for LT_DEBUG and test failures)."""
     order = toposort(roots)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from .graph import Node, toposort
+from .graph import Node, readers, toposort
 from .ops import ELEMENTWISE, REDUCTION, Op
 from .symbolic import Undecidable, prod, surely_equal
 
@@ -33,14 +33,11 @@ Window = tuple[Range, ...]
 def narrow(roots: list[Node]) -> list[Node]:
     """The graph under `roots` with every node computed only where it is read (module doc)."""
     order = toposort(roots)
-    readers: dict[Node, list[Node]] = {}
-    for node in order:
-        for s in node.src:
-            readers.setdefault(s, []).append(node)
+    read_by = readers(order)
     whole = set(roots)
     windows: dict[Node, Window] = {}
     for node in reversed(order):
-        windows[node] = _window(node, readers.get(node, ()), windows, whole)
+        windows[node] = _window(node, read_by.get(node, ()), windows, whole)
     if not any(_narrowed(w) for w in windows.values()):
         return roots
     memo: dict[Node, Node] = {}
@@ -53,14 +50,14 @@ def _narrowed(window: Window) -> bool:
     return any(r is not None for r in window)
 
 
-def _window(node: Node, readers: Sequence[Node], windows: dict[Node, Window], whole: set[Node]) -> Window:
+def _window(node: Node, its_readers: Sequence[Node], windows: dict[Node, Window], whole: set[Node]) -> Window:
     """The least window of `node` that holds what each of its readers reads of it."""
     full: Window = (None,) * len(node.shape)
-    if node in whole or not readers or not _narrowable(node):
+    if node in whole or not its_readers or not _narrowable(node):
         return full
     union: Optional[list] = None
     reduced = node.arg if node.op in REDUCTION else ()   # (a reduction's reduced axes are size 1, whole)
-    for reader in readers:
+    for reader in its_readers:
         for slot, s in enumerate(reader.src):
             if s is not node:
                 continue

@@ -34,7 +34,7 @@ from . import pipeline, plan
 from .backends.runtime import CompiledKernel, Runtime
 from .devices import debug_level
 from .ir import symbolic
-from .ir.graph import Node, toposort
+from .ir.graph import Node, readers, toposort
 from .ir.ops import Op
 from .ir.rules import make
 
@@ -130,15 +130,13 @@ def _through_outline(old: list[int], new: list[int], key: tuple, ints: list[int]
     a: list = [None] * len(ints)
     b: list = [None] * len(ints)
     taken = 0
-    readers: dict[Node, list[Node]] = {}
     for i, n in enumerate(order):
-        for s in n.src:
-            readers.setdefault(s, []).append(n)
         if n.op is not Op.EXPAND:
             start, end = starts[n], _end(order, starts, i, ints)
             a[start:end] = lines[0][taken:taken + end - start]
             b[start:end] = lines[1][taken:taken + end - start]
             taken += end - start
+    read_by = readers(order)
     for n in order:
         if n.op is not Op.EXPAND:
             continue
@@ -147,7 +145,7 @@ def _through_outline(old: list[int], new: list[int], key: tuple, ints: list[int]
             if src.shape[d] == size:
                 q = starts[src] + d
             else:
-                reader = next((r for r in readers.get(n, ()) if r.op is not Op.EXPAND and r.shape == n.shape), None)
+                reader = next((r for r in read_by.get(n, ()) if r.op is not Op.EXPAND and r.shape == n.shape), None)
                 if reader is None:
                     return None
                 q = starts[reader] + d
