@@ -136,14 +136,8 @@ def tracks(node: Node) -> bool:
     known = node.tracks
     if known is not None:
         return known
-    value = False
-    for s in node.src:   # (most often its sources are decided: the node made by one tensor op)
-        known = s.tracks
-        if known is None:
-            break
-        value = value or known
-    else:
-        value = value and node.op is not _DETACH and node.dtype.kind in _INEXACT
+    value = _from_sources(node)
+    if value is not None:   # (most often its sources are decided: the node made by one tensor op)
         _set_tracks(node, value)
         return value
     stack = [node]   # depth first: a node is decided once its sources are
@@ -152,22 +146,27 @@ def tracks(node: Node) -> bool:
         if n.tracks is not None:   # (pushed twice, decided meanwhile)
             stack.pop()
             continue
-        value = False
-        if n.op is not _DETACH:   # (a DETACH tracks nothing whatever is under it; nor does a node without sources)
-            undecided = False
-            for s in n.src:
-                known = s.tracks
-                if known is None:
-                    stack.append(s)
-                    undecided = True
-                elif known:
-                    value = True
-            if undecided:
-                continue
-            value = value and n.dtype.kind in _INEXACT
+        value = _from_sources(n)
+        if value is None:
+            stack.extend(s for s in n.src if s.tracks is None)
+            continue
         stack.pop()
         _set_tracks(n, value)
     return node.tracks
+
+
+def _from_sources(n: Node) -> Optional[bool]:
+    """tracks(n) from its sources' memoized answers; None while one of them is undecided. A
+    DETACH tracks nothing whatever is under it; nor does a node without sources."""
+    if n.op is _DETACH:
+        return False
+    value = False
+    for s in n.src:
+        known = s.tracks
+        if known is None:
+            return None
+        value = value or known
+    return value and n.dtype.kind in _INEXACT
 
 
 _DETACH = Op.DETACH
