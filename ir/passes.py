@@ -273,11 +273,16 @@ def optimize(roots: list[Node]) -> list[Node]:
     """The graph-level pipeline: every reachable node rebuilt from simplified sources, then
     computed only where it is read (narrow.py), sums added together summed as one, then
     reductions reordered to the layout they are read in."""
-    simplified = _rebuild(roots, lambda node, _: simplify(node))
+    simplified = _simplified(roots)
     narrowed = narrow(simplified)
     if narrowed is not simplified:   # (new slices and smaller nodes: simplified again)
-        narrowed = _rebuild(narrowed, lambda node, _: simplify(node))
+        narrowed = _simplified(narrowed)
     return reduce_in_read_order(merge_added_sums(narrowed))
+
+
+def _simplified(roots: list[Node]) -> list[Node]:
+    """Every node reachable from `roots` rebuilt from simplified sources and simplified."""
+    return _rebuild(roots, lambda node, _: simplify(node))
 
 
 def merge_added_sums(roots: list[Node]) -> list[Node]:
