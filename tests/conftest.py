@@ -247,6 +247,17 @@ def pytest_unconfigure(config):
         shutil.rmtree(_SESSION_TMP, ignore_errors=True)
 
 
+def example_module(name: str):
+    """The module examples/<name>.py, imported without leaving examples/ on sys.path."""
+    import importlib
+    examples = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+    sys.path.insert(0, examples)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(examples)
+
+
 def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
     """Random values of `dtype` that exercise signs, zero and (for ints) small magnitudes."""
     np_dtype = np.dtype(dtype.name if isinstance(dtype, lt.DType) else dtype)

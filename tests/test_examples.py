@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import example_module
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,23 +25,13 @@ def test_train_digits_reaches_97_percent():
     """examples/train_digits.py trains its CNN to >= 97% test accuracy (it takes ~15 s here)."""
     pytest.importorskip("sklearn", reason="the `examples` extra (scikit-learn) is not installed")
     pytest.importorskip("tqdm", reason="the `examples` extra (tqdm) is not installed")
-    sys.path.insert(0, str(ROOT / "examples"))
-    try:
-        import train_digits
-    finally:
-        sys.path.remove(str(ROOT / "examples"))
-    assert train_digits.train(quiet=True) >= 0.97
+    assert example_module("train_digits").train(quiet=True) >= 0.97
 
 
 def test_train_gpt_learns_and_writes_a_sample():
     """examples/train_gpt.py, briefly: a few jitted training steps lower the validation loss
     well below a uniform guess's (ln 96, 4.6) and the sample has the length asked for."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    try:
-        import train_gpt
-    finally:
-        sys.path.remove(str(ROOT / "examples"))
-    loss, sample = train_gpt.train(steps=20, eval_every=1000, sample_length=40, quiet=True)
+    loss, sample = example_module("train_gpt").train(steps=20, eval_every=1000, sample_length=40, quiet=True)
     assert loss < 3.6 and len(sample) == len("def ") + 40
 
 

@@ -14,7 +14,7 @@ import lazytensor as lt
 from lazytensor.ir.graph import toposort
 from lazytensor.ir.ops import REDUCTION, Op
 from lazytensor.ir.passes import optimize
-from conftest import assert_close
+from conftest import assert_close, example_module
 
 
 def _optimized(*tensors: lt.Tensor) -> list:
@@ -53,7 +53,7 @@ def test_a_layer_norm_then_a_matmul_sliced_computes_the_slice(rng):
     mean = x.mean(-1, keepdims=True)
     normed = (x - mean) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
     gelu = 0.5 * normed * (1 + np.vectorize(math.erf)(normed / math.sqrt(2)))
-    assert_close(out, (gelu.astype(np.float32) @ w)[:, 40:43], )
+    assert_close(out, (gelu.astype(np.float32) @ w)[:, 40:43])
 
 
 def test_a_value_read_whole_elsewhere_is_computed_whole_once(rng):
@@ -160,10 +160,8 @@ def test_random_slices_of_random_chains_equal_numpy(rng):
 def test_the_next_tokens_logits_equal_the_whole_forwards_last_row(rng):
     """A GPT's next-token logits (model(ids)[0, -1]: its last block computes one row) equal the
     last row of the whole forward, realized apart."""
-    import sys
-    import os
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples"))
-    from gpt_model import GPT, Config
+    gpt = example_module("gpt_model")
+    GPT, Config = gpt.GPT, gpt.Config
     lt.manual_seed(0)
     model = GPT(Config(vocab_size=31, d_model=32, n_heads=4, n_layers=2, context=16))
     ids = lt.asarray(rng.integers(0, 31, (1, 11)))
